@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_ipoib: module entry, the RDMA client that finds ports, and the
+ * ibN network devices on them.
+ */
+#include <linux/module.h>
+#include <linux/if_arp.h>
+#include <linux/log2.h>
+#include <rdma/ib_cache.h>
+
+#include "ipoib.h"
+
+MODULE_AUTHOR("ib_ipoib developers");
+MODULE_DESCRIPTION("IP over InfiniBand (RFC 4391, RFC 4755) on IB and RoCE ports");
+MODULE_LICENSE("GPL");
+
+unsigned int ipoib_sendq_size = 128;
+unsigned int ipoib_recvq_size = 256;
+int ipoib_debug_level;
+
+module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
+MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
+module_param_named(recv_queue_size, ipoib_recvq_size, uint, 0444);
+MODULE_PARM_DESC(recv_queue_size, "Entries in the receive queue (power of 2, 2..8192)");
+module_param_named(debug_level, ipoib_debug_level, int, 0644);
+MODULE_PARM_DESC(debug_level, "Enable debug messages if > 0");
+
+static int ipoib_ndo_init(struct net_device *dev)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+	struct ipoib_lladdr ll = {};
+	u8 addr[IPOIB_ADDR_LEN];
+	int ret;
+
+	ret = ipoib_ib_init(priv);
+	if (ret)
+		return ret;
+
+	/*
+	 * RFC 4391 s9.1.1: UD QPN and port GID. RFC 4755 s3.1: flags stay
+	 * zero while this interface cannot accept connections.
+	 */
+	ll.qpn = priv->qp->qp_num;
+	memcpy(ll.gid, priv->local_gid.raw, sizeof(ll.gid));
+	ipoib_lladdr_pack(addr, &ll);
+	dev_addr_set(dev, addr);
+	return 0;
+}
+
+static void ipoib_ndo_uninit(struct net_device *dev)
+{
+	ipoib_ib_cleanup(ipoib_priv(dev));
+}
+
+static int ipoib_ndo_open(struct net_device *dev)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+	int ret;
+
+	ret = ipoib_ib_open(priv);
+	if (ret)
+		return ret;
+	/* Carrier waits for the broadcast group (RFC 4391 s5). */
+	netif_start_queue(dev);
+	return 0;
+}
+
+static int ipoib_ndo_stop(struct net_device *dev)
+{
+	netif_stop_queue(dev);
+	ipoib_ib_stop(ipoib_priv(dev));
+	return 0;
+}
+
+/*
+ * Until the broadcast group is joined the carrier is off, so the stack
+ * queues nothing here; packet sockets that bypass the qdisc get a drop
+ * that shows in the statistics.
+ */
+static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
+					struct net_device *dev)
+{
+	dev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops ipoib_netdev_ops = {
+	.ndo_init		= ipoib_ndo_init,
+	.ndo_uninit		= ipoib_ndo_uninit,
+	.ndo_open		= ipoib_ndo_open,
+	.ndo_stop		= ipoib_ndo_stop,
+	.ndo_start_xmit		= ipoib_ndo_start_xmit,
+};
+
+static void ipoib_setup(struct net_device *dev)
+{
+	dev->netdev_ops = &ipoib_netdev_ops;
+	ipoib_set_ethtool_ops(dev);
+
+	dev->type = ARPHRD_INFINIBAND;
+	dev->addr_len = IPOIB_ADDR_LEN;
+	dev->hard_header_len = IPOIB_ENCAP_LEN;
+	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
+	dev->mtu = IPOIB_UD_MTU(IPOIB_DEFAULT_IB_MTU);
+	dev->min_mtu = IPV4_MIN_MTU;
+	dev->max_mtu = IPOIB_UD_MTU(4096);
+	dev->tx_queue_len = ipoib_sendq_size * 2;
+	netif_keep_dst(dev);
+}
+
+static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
+{
+	const struct ipoib_fabric_ops *fabric;
+	struct net_device *dev;
+	struct ipoib_dev *priv;
+	u8 bcast[IPOIB_ADDR_LEN];
+	char where[64];
+	u16 pkey;
+	int ret;
+
+	fabric = ipoib_fabric_for_port(hca->ca, port);
+	if (!fabric)
+		return 0;
+
+	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
+			   ipoib_setup);
+	if (!dev)
+		return -ENOMEM;
+	priv = ipoib_priv(dev);
+	priv->dev = dev;
+	priv->hca = hca;
+	priv->ca = hca->ca;
+	priv->port = port;
+	priv->fabric = fabric;
+	priv->scope = IPOIB_SCOPE_LINK;
+	priv->qkey = IPOIB_DEFAULT_QKEY;
+	INIT_LIST_HEAD(&priv->hca_node);
+
+	ret = fabric->port_check(priv);
+	if (ret)
+		goto out_free;
+
+	ret = ib_query_pkey(hca->ca, port, 0, &pkey);
+	if (ret) {
+		dev_warn(&hca->ca->dev, "port %u: cannot read P_Key 0: %d\n",
+			 port, ret);
+		goto out_free;
+	}
+	/* RFC 4391 s4.1: the broadcast GID uses the full-member P_Key */
+	priv->pkey = ipoib_pkey_full(pkey);
+	priv->pkey_index = 0;
+
+	ret = rdma_query_gid(hca->ca, port, 0, &priv->local_gid);
+	if (ret) {
+		dev_warn(&hca->ca->dev, "port %u: cannot read GID 0: %d\n",
+			 port, ret);
+		goto out_free;
+	}
+
+	ipoib_bcast_lladdr(bcast, priv->scope, priv->pkey);
+	memcpy(dev->broadcast, bcast, IPOIB_ADDR_LEN);
+	dev->dev_port = port - 1;
+	/* old udev rules read dev_id for the port */
+	dev->dev_id = port - 1;
+	SET_NETDEV_DEV(dev, hca->ca->dev.parent);
+	netif_carrier_off(dev);
+
+	ret = register_netdev(dev);
+	if (ret) {
+		dev_warn(&hca->ca->dev, "port %u: cannot register netdev: %d\n",
+			 port, ret);
+		goto out_free;
+	}
+
+	mutex_lock(&hca->lock);
+	list_add_tail(&priv->hca_node, &hca->ports);
+	mutex_unlock(&hca->lock);
+
+	fabric->describe(priv, where, sizeof(where));
+	netdev_info(dev, "%s port %u, %s, P_Key 0x%04x, UD QPN 0x%06x\n",
+		    dev_name(&hca->ca->dev), port, where, priv->pkey,
+		    priv->qp->qp_num);
+	return 0;
+
+out_free:
+	free_netdev(dev);
+	return ret;
+}
+
+static void ipoib_remove_port(struct ipoib_dev *priv)
+{
+	struct net_device *dev = priv->dev;
+
+	mutex_lock(&priv->hca->lock);
+	list_del(&priv->hca_node);
+	mutex_unlock(&priv->hca->lock);
+	unregister_netdev(dev);
+	free_netdev(dev);
+}
+
+static struct ib_client ipoib_client;
+
+static int ipoib_add_one(struct ib_device *ca)
+{
+	struct ipoib_hca *hca;
+	u32 port;
+	int ret;
+
+	hca = kzalloc(sizeof(*hca), GFP_KERNEL);
+	if (!hca)
+		return -ENOMEM;
+	hca->ca = ca;
+	mutex_init(&hca->lock);
+	INIT_LIST_HEAD(&hca->ports);
+
+	rdma_for_each_port(ca, port) {
+		ret = ipoib_add_port(hca, port);
+		if (ret)
+			dev_warn(&ca->dev, "port %u: no IPoIB interface: %d\n",
+				 port, ret);
+	}
+	if (list_empty(&hca->ports)) {
+		mutex_destroy(&hca->lock);
+		kfree(hca);
+		return -EOPNOTSUPP;
+	}
+	ib_set_client_data(ca, &ipoib_client, hca);
+	return 0;
+}
+
+static void ipoib_remove_one(struct ib_device *ca, void *client_data)
+{
+	struct ipoib_hca *hca = client_data;
+	struct ipoib_dev *priv, *tmp;
+
+	list_for_each_entry_safe(priv, tmp, &hca->ports, hca_node)
+		ipoib_remove_port(priv);
+	mutex_destroy(&hca->lock);
+	kfree(hca);
+}
+
+static struct ib_client ipoib_client = {
+	.name	= "ipoib",
+	.add	= ipoib_add_one,
+	.remove	= ipoib_remove_one,
+};
+
+static unsigned int ipoib_queue_size(unsigned int size)
+{
+	return roundup_pow_of_two(clamp_t(unsigned int, size,
+					  IPOIB_MIN_QUEUE_SIZE,
+					  IPOIB_MAX_QUEUE_SIZE));
+}
+
+static int __init ipoib_init(void)
+{
+	ipoib_sendq_size = ipoib_queue_size(ipoib_sendq_size);
+	ipoib_recvq_size = ipoib_queue_size(ipoib_recvq_size);
+	return ib_register_client(&ipoib_client);
+}
+
+static void __exit ipoib_exit(void)
+{
+	ib_unregister_client(&ipoib_client);
+}
+
+module_init(ipoib_init);
+module_exit(ipoib_exit);

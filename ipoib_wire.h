@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * IPoIB wire formats: RFC 4391 (UD), RFC 4755 (CM) and
+ * draft-ietf-ipoib-link-multicast-04. Pure functions over byte buffers,
+ * shared by the kernel module and the userspace unit tests and fuzzers,
+ * so this file may include nothing but fixed-width types.
+ */
+#ifndef IPOIB_WIRE_H
+#define IPOIB_WIRE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+/* the kernel's own definitions (asm-generic/int-ll64.h) */
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+#endif
+
+/* RFC 4391 section 6: the 4-octet encapsulation header */
+#define IPOIB_ENCAP_LEN		4
+#define IPOIB_TYPE_IPV4		0x0800
+#define IPOIB_TYPE_ARP		0x0806
+#define IPOIB_TYPE_RARP		0x8035
+#define IPOIB_TYPE_IPV6		0x86dd
+
+/* RFC 4391 section 9.1.1 / RFC 4755 section 3.1: the link-layer address */
+#define IPOIB_ADDR_LEN		20
+#define IPOIB_GID_LEN		16
+#define IPOIB_FLAG_RC		0x80
+#define IPOIB_FLAG_UC		0x40
+#define IPOIB_FLAGS_MASK	(IPOIB_FLAG_RC | IPOIB_FLAG_UC)
+#define IPOIB_QPN_MASK		0xffffffu
+#define IPOIB_MCAST_QPN		0xffffffu
+
+/* RFC 4391 section 4: MGID layout */
+#define IPOIB_SIG_IPV4		0x401b
+#define IPOIB_SIG_IPV6		0x601b
+#define IPOIB_SCOPE_LINK	0x2	/* RECOMMENDED default, section 4.1 */
+#define IPOIB_PKEY_FULL		0x8000
+#define IPOIB_DEFAULT_QKEY	0x0b1b
+
+/* RFC 4755 section 6: CM private data */
+#define IPOIB_CM_PDATA_LEN	8
+
+/* RFC 4755 section 3.5 service IDs: the RFC's and the Linux/OFED form */
+#define IPOIB_SID_RFC_BASE	0x0100000000000000ull
+#define IPOIB_SID_LINUX_BASE	0x1000000000000000ull
+
+struct ipoib_lladdr {
+	u8 flags;		/* IPOIB_FLAG_RC / IPOIB_FLAG_UC */
+	u32 qpn;		/* 24 bits */
+	u8 gid[IPOIB_GID_LEN];
+};
+
+struct ipoib_cm_pdata {
+	u32 qpn;		/* sender's UD QPN, 24 bits */
+	u32 mtu;		/* sender's receive MTU */
+};
+
+/* Encapsulation header. Reserved is written zero and ignored on parse. */
+void ipoib_encap_pack(u8 *buf, u16 type);
+int ipoib_encap_parse(const u8 *buf, size_t len, u16 *type);
+bool ipoib_type_known(u16 type);
+
+/* Link-layer address. Parse masks reserved flag bits and keeps RC/UC. */
+void ipoib_lladdr_pack(u8 *buf, const struct ipoib_lladdr *a);
+int ipoib_lladdr_parse(const u8 *buf, size_t len, struct ipoib_lladdr *a);
+int ipoib_lladdr_cmp(const u8 *a, const u8 *b);
+
+/* P_Key and scope */
+u16 ipoib_pkey_full(u16 pkey);
+bool ipoib_pkey_valid(u16 pkey);
+
+/* MGIDs */
+void ipoib_mgid_broadcast(u8 *mgid, u8 scope, u16 pkey);
+void ipoib_mgid_ipv4(u8 *mgid, u8 scope, u16 pkey, const u8 *group);
+void ipoib_mgid_ipv6(u8 *mgid, u8 scope, u16 pkey, const u8 *group);
+void ipoib_bcast_lladdr(u8 *buf, u8 scope, u16 pkey);
+int ipoib_mgid_parse(const u8 *mgid, u8 *scope, u16 *sig, u16 *pkey);
+
+/* CM private data and service IDs */
+void ipoib_cm_pdata_pack(u8 *buf, const struct ipoib_cm_pdata *pd);
+int ipoib_cm_pdata_parse(const u8 *buf, size_t len, struct ipoib_cm_pdata *pd);
+u64 ipoib_sid_rfc(u32 qpn);
+u64 ipoib_sid_linux(u32 qpn);
+int ipoib_sid_qpn(u64 sid, u32 *qpn);
+
+#endif /* IPOIB_WIRE_H */

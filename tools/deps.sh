@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install every Debian package the build, demo and tests need. Idempotent;
+# quick when all is present. Needs root (apt-get).
+set -e
+
+PKGS="make gcc libc6-dev kmod cpio xz-utils zstd
+linux-headers-6.1.0-56-amd64 linux-image-6.1.0-56-amd64
+linux-headers-6.12.117+deb12-amd64 linux-image-6.12.117+deb12-amd64-unsigned
+linux-source-6.12 sparse
+qemu-system-x86 busybox-static vde2
+rdma-core ibverbs-utils libibverbs-dev perftest
+iproute2 iputils-ping ethtool tcpdump tshark iperf3
+clang libclang-rt-14-dev"
+
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing (run as root to install)" >&2
+	exit 1
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+# The host never boots these kernels: skip initramfs generation for them.
+mkdir -p /etc/initramfs-tools/conf.d
+apt-get update -qq
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

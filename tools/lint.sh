@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Lint: checkpatch --strict (from Debian's linux-source-6.12) over every C
+# source and sparse (C=2) over the module for each kernel. Any finding
+# fails. Usage: lint.sh [checkpatch | sparse KVER]...
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=$top/build/checkpatch
+tarball=/usr/src/linux-source-6.12.tar.xz
+kvers="6.12.117+deb12-amd64 6.1.0-56-amd64"
+
+get_checkpatch() {
+	[ -x "$cache/scripts/checkpatch.pl" ] && return 0
+	if [ ! -f "$tarball" ]; then
+		echo "lint: $tarball missing: apt-get install linux-source-6.12" >&2
+		return 1
+	fi
+	mkdir -p "$cache"
+	tar -xJf "$tarball" -C "$cache" --strip-components=1 \
+		linux-source-6.12/scripts/checkpatch.pl \
+		linux-source-6.12/scripts/spelling.txt \
+		linux-source-6.12/scripts/const_structs.checkpatch
+}
+
+run_checkpatch() {
+	local files out
+	get_checkpatch
+	files=$(cd "$top" && git ls-files -co --exclude-standard \
+		'*.c' '*.h' | sort)
+	out=$(cd "$top" && "$cache/scripts/checkpatch.pl" --strict --no-tree \
+		--terse --show-types --quiet -f $files 2>&1 |
+		grep -v '^total: 0 errors, 0 warnings, 0 checks') || true
+	if [ -n "$out" ]; then
+		echo "$out"
+		return 1
+	fi
+	echo "checkpatch --strict: $(echo "$files" | wc -w) files clean"
+}
+
+run_sparse() {
+	local kver=$1 out
+	out=$(make -s -C "$top" modules KVER="$kver" C=2 2>&1 |
+		grep -v 'Skipping BTF generation') || true
+	if [ -n "$out" ]; then
+		echo "$out"
+		return 1
+	fi
+	echo "sparse + W=1 ($kver): clean"
+}
+
+if [ $# -eq 0 ]; then
+	rc=0
+	run_checkpatch || rc=1
+	for k in $kvers; do
+		run_sparse "$k" || rc=1
+	done
+	exit $rc
+fi
+while [ $# -gt 0 ]; do
+	case $1 in
+	checkpatch) run_checkpatch; shift ;;
+	sparse) run_sparse "$2"; shift 2 ;;
+	*) echo "usage: $0 [checkpatch | sparse KVER]..." >&2; exit 2 ;;
+	esac
+done
