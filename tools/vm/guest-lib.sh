@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for guest test scripts run by tools/vm/run.sh. Source it:
+#     . "$VM_LIB"          (or: . /path/to/tools/vm/guest-lib.sh)
+# and end the script with `finish`.
+#
+# Environment (set by guest-init.sh): ROLE (A, B, ...), ROLES ("A B ..."),
+# NGUESTS, SHARED (/shared, a 9p directory common to all guests and kept on
+# the host), KVER.
+#
+# Output follows a TAP-like style: `ok - DESC` / `not ok - DESC`, anything
+# else starts with `#`. run.sh's summary shows the ok / not ok lines.
+
+: "${ROLE:?ROLE not set: run this under tools/vm/run.sh}"
+: "${ROLES:?}" "${SHARED:?}"
+
+VM_FLAGS=$SHARED/flags
+VM_FAIL_FILE=/tmp/vm-failures.$ROLE
+mkdir -p "$VM_FLAGS"
+: >"$VM_FAIL_FILE"
+declare -A VM_BARRIER_COUNT=()
+
+# Seconds since boot, to line up with dmesg timestamps.
+vm_uptime() {
+	local up
+	read -r up _ </proc/uptime
+	echo "$up"
+}
+
+# log MSG...: a comment line with role and guest uptime.
+log() {
+	echo "# [$ROLE $(vm_uptime)] $*"
+}
+
+# Record a failure without printing a result line (used by the helpers).
+vm_fail() {
+	echo "$*" >>"$VM_FAIL_FILE"
+}
+
+# check DESC CMD [ARGS...]: run CMD (a program or a shell function), print
+# `ok - DESC` or `not ok - DESC`, then CMD's stdout+stderr as `#   ` lines.
+# A failure is recorded for finish; check itself always returns 0, so
+# `set -e` scripts continue. CMD's exit status is left in CHECK_RC.
+# CMD runs in a subshell: variables it sets are not seen afterwards, and
+# `set -e` does not apply inside it, so a function's status is that of its
+# last command (chain steps with && or return explicitly). Give
+# long-running commands their own `timeout`.
+check() {
+	local desc=$1 out
+	shift
+	CHECK_RC=0
+	out=$("$@" 2>&1) || CHECK_RC=$?
+	if [ "$CHECK_RC" -eq 0 ]; then
+		echo "ok - $desc"
+	else
+		echo "not ok - $desc (exit $CHECK_RC)"
+		vm_fail "$desc"
+	fi
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/#   /'
+	return 0
+}
+
+# check_fail DESC CMD...: like check, but CMD is expected to fail.
+check_fail() {
+	local desc=$1 out
+	shift
+	CHECK_RC=0
+	out=$("$@" 2>&1) || CHECK_RC=$?
+	if [ "$CHECK_RC" -ne 0 ]; then
+		echo "ok - $desc"
+	else
+		echo "not ok - $desc (succeeded, failure expected)"
+		vm_fail "$desc"
+	fi
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/#   /'
+	return 0
+}
+
+# signal NAME: tell the other guests that this role reached NAME.
+signal() {
+	: >"$VM_FLAGS/$ROLE.$1"
+}
+
+# wait_for ROLE NAME [TIMEOUT]: wait until ROLE has signalled NAME (default
+# 60 s). On timeout, or when run.sh has seen another guest die (abort flag),
+# prints `not ok`, records the failure and returns 1 (ending a `set -e`
+# script, which then fails).
+wait_for() {
+	local who=$1 name=$2 timeout=${3:-60} end
+	end=$(($(date +%s) + timeout))
+	while [ ! -e "$VM_FLAGS/$who.$name" ]; do
+		if [ -e "$VM_FLAGS/ABORT" ]; then
+			echo "not ok - wait for $who.$name (aborted: $(cat "$VM_FLAGS/ABORT"))"
+			vm_fail "wait_for $who.$name aborted"
+			return 1
+		fi
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "not ok - wait for $who.$name (timeout ${timeout}s)"
+			vm_fail "wait_for $who.$name timeout"
+			return 1
+		fi
+		sleep 0.2
+	done
+	return 0
+}
+
+# barrier NAME [TIMEOUT]: every role signals and waits for all roles. The
+# same NAME may be used again (each use is numbered), as long as every role
+# passes the same barriers in the same order.
+barrier() {
+	local name=$1 timeout=${2:-60} n r
+	n=$((${VM_BARRIER_COUNT[$name]:-0} + 1))
+	VM_BARRIER_COUNT[$name]=$n
+	signal "barrier.$name.$n"
+	for r in $ROLES; do
+		wait_for "$r" "barrier.$name.$n" "$timeout" || return 1
+	done
+	return 0
+}
+
+# peer_ip ROLE: eth0 IPv4 address of ROLE (10.10.0.<1+index in ROLES>).
+peer_ip() {
+	local i=1 r
+	for r in $ROLES; do
+		if [ "$r" = "$1" ]; then
+			echo "10.10.0.$i"
+			return 0
+		fi
+		i=$((i + 1))
+	done
+	echo "peer_ip: unknown role $1" >&2
+	return 1
+}
+
+# my_ip: this guest's eth0 IPv4 address.
+my_ip() {
+	peer_ip "$ROLE"
+}
+
+# rxe_wait_active [DEV] [TIMEOUT]: wait until `rdma link` shows DEV/1 ACTIVE.
+rxe_wait_active() {
+	local dev=${1:-rxe0} timeout=${2:-30} end
+	end=$(($(date +%s) + timeout))
+	until rdma link show "$dev/1" 2>/dev/null | grep -q 'state ACTIVE'; do
+		if [ "$(date +%s)" -ge "$end" ]; then
+			rdma link show
+			return 1
+		fi
+		sleep 0.2
+	done
+	rdma link show "$dev/1"
+}
+
+vm_rxe_add() {
+	modprobe rdma_rxe &&
+		modprobe ib_uverbs &&
+		rdma link add rxe0 type rxe netdev eth0 &&
+		rxe_wait_active rxe0 30
+}
+
+# rxe_up: load soft-RoCE, create rxe0 on eth0 (plus ib_uverbs for the
+# ibv_* tools) and wait for it to be ACTIVE. Prints ok / not ok; returns 1
+# on failure.
+rxe_up() {
+	check "rxe0 on eth0 is ACTIVE" vm_rxe_add
+	return "$CHECK_RC"
+}
+
+# finish: end the script; exit status 0 iff no check failed.
+finish() {
+	local n
+	n=$(wc -l <"$VM_FAIL_FILE")
+	if [ "$n" -eq 0 ]; then
+		log "$ROLE: all checks passed"
+		exit 0
+	fi
+	log "$ROLE: $n failure(s):"
+	sed 's/^/#   /' "$VM_FAIL_FILE"
+	exit 1
+}
