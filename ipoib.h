@@ -15,6 +15,20 @@
  *   changes (ipoib_ib_open/ipoib_ib_stop) happen under RTNL, from ndo_open
  *   and ndo_stop only.
  * - priv->flags bits are atomic (set_bit/test_bit) and need no lock.
+ * - Transmit ring: tx_head advances in ndo_start_xmit (netif tx lock),
+ *   tx_tail in NAPI (send completions); each side reads the other's index
+ *   with READ_ONCE and the queue is stopped/woken around a full ring.
+ *   Receive ring: NAPI only.
+ * - Paths (ipoib_arp.c): the hash table is written under priv->path_lock
+ *   (spinlock, BH off) and read under RCU on transmit. A path's ah pointer
+ *   changes under path_lock; a sender takes its own ipoib_ah reference.
+ *   path->queue has its own lock (sk_buff_head).
+ * - Multicast (ipoib_multicast.c): groups are created, joined and left
+ *   only from priv->wq (ordered, one work at a time), under
+ *   priv->mcast_mutex; the group list is also read under RCU on transmit
+ *   and changed with mcast_lock (spinlock, BH off) held around list ops.
+ * - Address handles are reference counted (ipoib_ah); the last put may
+ *   come from NAPI, so destruction is deferred to priv->wq.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  */
@@ -24,6 +38,10 @@
 #include <linux/netdevice.h>
 #include <linux/mutex.h>
 #include <linux/list.h>
+#include <linux/kref.h>
+#include <linux/llist.h>
+#include <linux/hashtable.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "ipoib_wire.h"
@@ -33,6 +51,24 @@
 /* Until the broadcast group tells us its MTU: a 2048-byte IB MTU. */
 #define IPOIB_DEFAULT_IB_MTU	2048
 #define IPOIB_UD_MTU(ib_mtu)	((ib_mtu) - IPOIB_ENCAP_LEN)
+/* UD receives start with a 40-byte GRH area (RFC 4391 s6, Figure 4) */
+#define IPOIB_GRH_LEN		40
+/*
+ * On transmit the stack builds [pseudo header: 20-octet destination]
+ * [encapsulation header] (header_ops->create); we strip the pseudo header
+ * before posting. On receive we push a zeroed pseudo header so that packet
+ * sockets see the same layout both ways.
+ */
+#define IPOIB_PSEUDO_LEN	IPOIB_ADDR_LEN
+#define IPOIB_HARD_LEN		(IPOIB_PSEUDO_LEN + IPOIB_ENCAP_LEN)
+
+/* Unresolved destinations hold a few packets, as ARP does. */
+#define IPOIB_PATH_QUEUE_LEN	8
+#define IPOIB_MAX_PATHS		4096
+#define IPOIB_PATH_HASH_BITS	10
+#define IPOIB_PATH_IDLE		(60 * HZ)
+#define IPOIB_PATH_RETRY	(2 * HZ)
+#define IPOIB_MCAST_QUEUE_LEN	8
 
 /* Queue depths are powers of two within these bounds (module parameters). */
 #define IPOIB_MIN_QUEUE_SIZE	2
@@ -41,8 +77,20 @@
 extern unsigned int ipoib_sendq_size;
 extern unsigned int ipoib_recvq_size;
 extern int ipoib_debug_level;
+extern int ipoib_mcast_debug_level;
+extern unsigned int ipoib_roce_qkey;
 
 struct ipoib_dev;
+struct ipoib_path;
+struct ipoib_mcast;
+
+/* What a multicast join tells us about the group (RFC 4391 s5). */
+struct ipoib_mcast_params {
+	u32 qkey;
+	unsigned int ib_mtu;		/* bytes */
+	u16 mlid;			/* IB only; 0 on RoCE */
+	struct rdma_ah_attr ah_attr;	/* how to send to the group */
+};
 
 /*
  * The one seam between fabrics. On InfiniBand the subnet administrator
@@ -56,12 +104,30 @@ struct ipoib_fabric_ops {
 	int (*port_check)(struct ipoib_dev *priv);
 	/* One line for logs: where the traffic goes. */
 	void (*describe)(struct ipoib_dev *priv, char *buf, size_t len);
+	/*
+	 * Start resolving path->dgid (process context). The fabric later
+	 * calls ipoib_path_resolved() exactly once, unless path_cancel()
+	 * ran first. path_cancel() sleeps until no callback can run.
+	 */
+	int (*path_resolve)(struct ipoib_dev *priv, struct ipoib_path *path);
+	void (*path_cancel)(struct ipoib_dev *priv, struct ipoib_path *path);
+	/*
+	 * Join mc->mgid (process context, from priv->wq), filling
+	 * mc->params. The fabric calls ipoib_mcast_joined() when the join
+	 * completes, possibly before returning, and again with an error if
+	 * the membership is lost later. mcast_leave() undoes a join or
+	 * stops one in progress, and sleeps until no callback can run.
+	 */
+	int (*mcast_join)(struct ipoib_dev *priv, struct ipoib_mcast *mc);
+	void (*mcast_leave)(struct ipoib_dev *priv, struct ipoib_mcast *mc);
 };
 
 extern const struct ipoib_fabric_ops ipoib_fabric_ib;
 extern const struct ipoib_fabric_ops ipoib_fabric_roce;
 const struct ipoib_fabric_ops *ipoib_fabric_for_port(struct ib_device *ca,
 						     u32 port);
+void ipoib_fabric_ib_register(void);
+void ipoib_fabric_ib_unregister(void);
 
 /* One RDMA device we serve; the ib_client's per-device data. */
 struct ipoib_hca {
@@ -72,6 +138,97 @@ struct ipoib_hca {
 
 enum ipoib_flags {
 	IPOIB_FLAG_QP_READY,	/* UD QP is in RTS */
+	IPOIB_FLAG_OPER_UP,	/* interface is open: joins may run */
+};
+
+/* A reference-counted address handle: senders hold it until completion. */
+struct ipoib_ah {
+	struct ib_ah *ah;
+	struct kref ref;
+	struct ipoib_dev *priv;
+	struct llist_node dead;
+};
+
+enum ipoib_path_state {
+	IPOIB_PATH_RESOLVING,	/* fabric query in flight */
+	IPOIB_PATH_READY,	/* ah valid */
+	IPOIB_PATH_FAILED,	/* retry after IPOIB_PATH_RETRY */
+};
+
+/* A destination GID: how to reach it (one per peer port, any QPN). */
+struct ipoib_path {
+	struct hlist_node node;
+	struct rcu_head rcu;
+	struct ipoib_dev *priv;
+	union ib_gid dgid;
+	enum ipoib_path_state state;
+	struct ipoib_ah *ah;		/* READY: valid; else NULL */
+	struct sk_buff_head queue;	/* waiting for resolution */
+	unsigned long last_used;	/* jiffies of the last transmit */
+	unsigned long failed_at;
+	int status;			/* last resolution result */
+	struct rdma_ah_attr ah_attr;	/* filled by the fabric */
+	struct work_struct resolve_work;
+	struct work_struct resolved_work;
+	struct list_head gc_node;	/* private lists while tearing down */
+	void *fabric_priv;		/* owned by the fabric */
+	/* shown in debugfs */
+	u16 dlid;
+	u8 sl;
+	u8 rate;
+};
+
+enum ipoib_mcast_state {
+	IPOIB_MCAST_IDLE,	/* not joined; join when due */
+	IPOIB_MCAST_JOINING,	/* fabric join in flight */
+	IPOIB_MCAST_JOINED,	/* attached (full member) and ah valid */
+	IPOIB_MCAST_FAILED,	/* retry at retry_at */
+	IPOIB_MCAST_LEAVING,	/* gone from the wanted set */
+};
+
+struct ipoib_mcast {
+	struct list_head list;		/* priv->mcasts */
+	struct rcu_head rcu;
+	struct ipoib_dev *priv;
+	u8 mgid[IPOIB_GID_LEN];
+	enum ipoib_mcast_state state;
+	bool sendonly;			/* joined for sending only */
+	bool wanted;			/* in the device's multicast list */
+	bool attached;			/* QP attached (full member) */
+	unsigned int backoff;		/* seconds, capped */
+	unsigned long retry_at;
+	unsigned long created;
+	unsigned long last_used;
+	struct ipoib_ah *ah;
+	struct sk_buff_head queue;	/* waiting for a send-only join */
+	struct ipoib_mcast_params params;
+	void *fabric_priv;		/* owned by the fabric */
+	/* set by ipoib_mcast_joined(), consumed by the multicast work */
+	bool join_done;
+	int join_status;
+};
+
+struct ipoib_rx_buf {
+	struct sk_buff *skb;
+	u64 mapping;
+};
+
+struct ipoib_tx_buf {
+	struct sk_buff *skb;
+	u64 mapping;
+	struct ipoib_ah *ah;
+};
+
+/* Drops by reason, beyond the standard netdev statistics. */
+struct ipoib_counters {
+	atomic_long_t rx_short;		/* shorter than GRH + header */
+	atomic_long_t rx_bad_type;	/* Type not in RFC 4391 Table 1 */
+	atomic_long_t rx_own_mcast;	/* our own multicast looped back */
+	atomic_long_t rx_no_buf;	/* no buffer to refill: dropped */
+	atomic_long_t tx_no_path;	/* queue to an unresolved path full */
+	atomic_long_t tx_bad_daddr;	/* no usable destination */
+	atomic_long_t path_resolutions;
+	atomic_long_t mcast_joins;
 };
 
 /* One ibN interface: netdev_priv() of its net_device. */
@@ -87,6 +244,7 @@ struct ipoib_dev {
 	union ib_gid local_gid;	/* GID index 0, in our hardware address */
 	unsigned long flags;	/* enum ipoib_flags */
 	struct list_head hca_node;
+	struct workqueue_struct *wq;	/* ordered: multicast, paths, AHs */
 
 	const struct ipoib_fabric_ops *fabric;
 
@@ -97,6 +255,35 @@ struct ipoib_dev {
 	struct ib_qp *qp;
 	unsigned int sendq_size;
 	unsigned int recvq_size;
+	struct napi_struct napi;
+	struct ipoib_rx_buf *rx_ring;
+	struct ipoib_tx_buf *tx_ring;
+	unsigned int tx_head;		/* next slot to post */
+	unsigned int tx_tail;		/* next slot to complete */
+	unsigned int rx_buf_size;	/* GRH + header + UD MTU */
+	struct work_struct reset_work;	/* transmit timeout recovery */
+
+	/* address handles whose last reference is gone */
+	struct llist_head dead_ahs;
+	struct work_struct ah_reap_work;
+
+	/* paths, ipoib_arp.c */
+	spinlock_t path_lock;
+	DECLARE_HASHTABLE(paths, IPOIB_PATH_HASH_BITS);
+	unsigned int npaths;
+	struct delayed_work path_gc_work;
+
+	/* multicast, ipoib_multicast.c */
+	struct mutex mcast_mutex;
+	spinlock_t mcast_lock;		/* mcasts list changes, join results */
+	struct list_head mcasts;
+	struct ipoib_mcast *broadcast;
+	struct delayed_work mcast_work;
+	struct work_struct carrier_work;	/* MTU and carrier, under RTNL */
+	unsigned int mcast_mtu;		/* broadcast group's IB MTU */
+	unsigned int admin_mtu;		/* set by the user; 0: follow group */
+
+	struct ipoib_counters counters;
 };
 
 static inline struct ipoib_dev *ipoib_priv(const struct net_device *dev)
@@ -104,20 +291,58 @@ static inline struct ipoib_dev *ipoib_priv(const struct net_device *dev)
 	return netdev_priv(dev);
 }
 
-/* ipoib_ib.c: UD transport resources and QP state */
+/* ipoib_ib.c: UD transport resources, QP state and the data path */
 int ipoib_ib_init(struct ipoib_dev *priv);
 void ipoib_ib_cleanup(struct ipoib_dev *priv);
 int ipoib_ib_open(struct ipoib_dev *priv);
 void ipoib_ib_stop(struct ipoib_dev *priv);
+netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
+			  struct ipoib_ah *ah, u32 qpn, u32 qkey);
+struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,
+				 struct rdma_ah_attr *attr);
+void ipoib_ah_put(struct ipoib_ah *ah);
+static inline void ipoib_ah_get(struct ipoib_ah *ah)
+{
+	kref_get(&ah->ref);
+}
+
+void ipoib_ah_reap(struct work_struct *work);
+
+/* ipoib_arp.c: destination GID -> address handle */
+void ipoib_path_init(struct ipoib_dev *priv);
+netdev_tx_t ipoib_path_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
+			    const struct ipoib_lladdr *dst);
+void ipoib_path_resolved(struct ipoib_path *path, int status);
+void ipoib_path_flush(struct ipoib_dev *priv);
+void ipoib_path_cleanup(struct ipoib_dev *priv);
+
+/* ipoib_multicast.c: groups, joins, carrier */
+void ipoib_mcast_init(struct ipoib_dev *priv);
+void ipoib_mcast_start(struct ipoib_dev *priv);
+void ipoib_mcast_stop(struct ipoib_dev *priv);
+void ipoib_mcast_restart(struct ipoib_dev *priv);
+netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
+			     const u8 *mgid);
+void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
 
 /* ipoib_ethtool.c */
 void ipoib_set_ethtool_ops(struct net_device *dev);
+
+#define ipoib_warn_rl(priv, fmt, ...)					\
+	net_ratelimited_function(netdev_warn, (priv)->dev, fmt, ##__VA_ARGS__)
 
 #define ipoib_dbg(priv, level, fmt, ...)				\
 	do {								\
 		if (ipoib_debug_level >= (level))			\
 			netdev_printk(KERN_DEBUG, (priv)->dev,	\
 				      fmt, ##__VA_ARGS__);	\
+	} while (0)
+
+#define ipoib_mcast_dbg(priv, fmt, ...)					\
+	do {								\
+		if (ipoib_mcast_debug_level > 0)			\
+			netdev_printk(KERN_DEBUG, (priv)->dev,		\
+				      fmt, ##__VA_ARGS__);		\
 	} while (0)
 
 #endif /* IPOIB_H */

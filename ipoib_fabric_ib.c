@@ -6,6 +6,29 @@
 #include <rdma/ib_sa.h>
 
 #include "ipoib.h"
+#include "ipoib_compat.h"
+
+#define IPOIB_SA_TIMEOUT_MS	1000
+#define IPOIB_JOIN_FULL		1	/* JoinState: FullMember */
+#define IPOIB_JOIN_SENDONLY	8	/* JoinState: SendOnlyFullMember */
+
+static struct ib_sa_client ipoib_sa_client;
+
+void ipoib_fabric_ib_register(void)
+{
+	ib_sa_register_client(&ipoib_sa_client);
+}
+
+void ipoib_fabric_ib_unregister(void)
+{
+	ib_sa_unregister_client(&ipoib_sa_client);
+}
+
+struct ipoib_ib_path {
+	struct ib_sa_query *query;
+	int id;
+	struct completion done;
+};
 
 static int ipoib_ib_port_check(struct ipoib_dev *priv)
 {
@@ -31,8 +54,171 @@ static void ipoib_ib_describe(struct ipoib_dev *priv, char *buf, size_t len)
 		 attr.sm_lid);
 }
 
+static void ipoib_ib_path_done(int status, struct sa_path_rec *rec,
+			       IPOIB_NUM_PRS_T num_prs, void *context)
+{
+	struct ipoib_path *path = context;
+	struct ipoib_dev *priv = path->priv;
+	struct ipoib_ib_path *ip = path->fabric_priv;
+
+	if (!status && !rec)
+		status = -ENOENT;
+	if (!status)
+		status = ib_init_ah_attr_from_path(priv->ca, priv->port, rec,
+						   &path->ah_attr, NULL);
+	if (!status) {
+		path->dlid = be32_to_cpu(sa_path_get_dlid(rec));
+		path->sl = rec->sl;
+		path->rate = rec->rate;
+	}
+	ipoib_path_resolved(path, status);
+	complete(&ip->done);
+}
+
+static void ipoib_ib_path_cancel(struct ipoib_dev *priv,
+				 struct ipoib_path *path)
+{
+	struct ipoib_ib_path *ip = path->fabric_priv;
+
+	if (!ip)
+		return;
+	/* a stale id is harmless: the SA looks it up before cancelling */
+	ib_sa_cancel_query(ip->id, ip->query);
+	wait_for_completion(&ip->done);
+	kfree(ip);
+	path->fabric_priv = NULL;
+}
+
+/* RFC 4391 s9.1.2: LID, SL and rate come from the SA's PathRecord. */
+static int ipoib_ib_path_resolve(struct ipoib_dev *priv,
+				 struct ipoib_path *path)
+{
+	struct sa_path_rec rec = {
+		.rec_type = SA_PATH_REC_TYPE_IB,
+		.dgid = path->dgid,
+		.sgid = priv->local_gid,
+		.pkey = cpu_to_be16(priv->pkey),
+		.numb_path = 1,
+		.reversible = 1,
+	};
+	struct ipoib_ib_path *ip;
+
+	ipoib_ib_path_cancel(priv, path);
+	ip = kzalloc(sizeof(*ip), GFP_KERNEL);
+	if (!ip)
+		return -ENOMEM;
+	init_completion(&ip->done);
+	path->fabric_priv = ip;
+	ip->id = ib_sa_path_rec_get(&ipoib_sa_client, priv->ca, priv->port,
+				    &rec, IB_SA_PATH_REC_DGID |
+				    IB_SA_PATH_REC_SGID |
+				    IB_SA_PATH_REC_NUMB_PATH |
+				    IB_SA_PATH_REC_REVERSIBLE |
+				    IB_SA_PATH_REC_PKEY, IPOIB_SA_TIMEOUT_MS,
+				    GFP_KERNEL, ipoib_ib_path_done, path,
+				    &ip->query);
+	if (ip->id < 0) {
+		int ret = ip->id;
+
+		kfree(ip);
+		path->fabric_priv = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static int ipoib_ib_mcast_done(int status, struct ib_sa_multicast *sa_mc)
+{
+	struct ipoib_mcast *mc = sa_mc->context;
+	struct ipoib_dev *priv = mc->priv;
+	struct ib_sa_mcmember_rec *rec = &sa_mc->rec;
+	struct ipoib_mcast_params *p = &mc->params;
+
+	/* -ENETRESET: the SA dropped us (port or SM event) */
+	if (!status) {
+		rdma_destroy_ah_attr(&p->ah_attr);
+		p->qkey = be32_to_cpu(rec->qkey);
+		p->ib_mtu = ib_mtu_enum_to_int(rec->mtu);
+		p->mlid = be16_to_cpu(rec->mlid);
+		status = ib_init_ah_from_mcmember(priv->ca, priv->port, rec,
+						  NULL, IB_GID_TYPE_IB,
+						  &p->ah_attr);
+	}
+	ipoib_mcast_joined(mc, status);
+	/* the membership stays until mcast_leave() frees it */
+	return 0;
+}
+
+/*
+ * RFC 4391 s5: a FullMember join of the broadcast group, which the SM
+ * creates. Other groups are created by the first joiner with the
+ * broadcast group's parameters, so that all of the link can use them.
+ */
+static int ipoib_ib_mcast_join(struct ipoib_dev *priv, struct ipoib_mcast *mc)
+{
+	struct ipoib_mcast *bc = priv->broadcast;
+	struct ib_sa_mcmember_rec rec = {
+		.port_gid = priv->local_gid,
+		.pkey = cpu_to_be16(priv->pkey),
+		.join_state = mc->sendonly ? IPOIB_JOIN_SENDONLY :
+					     IPOIB_JOIN_FULL,
+	};
+	ib_sa_comp_mask mask = IB_SA_MCMEMBER_REC_MGID |
+			       IB_SA_MCMEMBER_REC_PORT_GID |
+			       IB_SA_MCMEMBER_REC_PKEY |
+			       IB_SA_MCMEMBER_REC_JOIN_STATE;
+	struct ib_sa_multicast *sa_mc;
+
+	memcpy(rec.mgid.raw, mc->mgid, sizeof(rec.mgid.raw));
+	if (mc != bc) {
+		if (!bc || bc->state != IPOIB_MCAST_JOINED)
+			return -EAGAIN;
+		rec.qkey = cpu_to_be32(priv->qkey);
+		rec.mtu_selector = IB_SA_EQ;
+		rec.mtu = ib_mtu_int_to_enum(priv->mcast_mtu);
+		rec.sl = rdma_ah_get_sl(&bc->params.ah_attr);
+		rec.traffic_class =
+			rdma_ah_read_grh(&bc->params.ah_attr)->traffic_class;
+		rec.flow_label = cpu_to_be32(rdma_ah_read_grh(&bc->params.ah_attr)->flow_label);
+		rec.hop_limit = rdma_ah_read_grh(&bc->params.ah_attr)->hop_limit;
+		rec.rate_selector = IB_SA_EQ;
+		rec.rate = rdma_ah_get_static_rate(&bc->params.ah_attr);
+		mask |= IB_SA_MCMEMBER_REC_QKEY |
+			IB_SA_MCMEMBER_REC_MTU_SELECTOR |
+			IB_SA_MCMEMBER_REC_MTU | IB_SA_MCMEMBER_REC_SL |
+			IB_SA_MCMEMBER_REC_TRAFFIC_CLASS |
+			IB_SA_MCMEMBER_REC_FLOW_LABEL |
+			IB_SA_MCMEMBER_REC_HOP_LIMIT |
+			IB_SA_MCMEMBER_REC_RATE_SELECTOR |
+			IB_SA_MCMEMBER_REC_RATE;
+	}
+	sa_mc = ib_sa_join_multicast(&ipoib_sa_client, priv->ca, priv->port,
+				     &rec, mask, GFP_KERNEL,
+				     ipoib_ib_mcast_done, mc);
+	if (IS_ERR(sa_mc))
+		return PTR_ERR(sa_mc);
+	mc->fabric_priv = sa_mc;
+	return 0;
+}
+
+static void ipoib_ib_mcast_leave(struct ipoib_dev *priv,
+				 struct ipoib_mcast *mc)
+{
+	struct ib_sa_multicast *sa_mc = mc->fabric_priv;
+
+	if (!sa_mc)
+		return;
+	/* waits for a callback in flight; leaves the group on the SA */
+	ib_sa_free_multicast(sa_mc);
+	mc->fabric_priv = NULL;
+}
+
 const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.name		= "ib",
 	.port_check	= ipoib_ib_port_check,
 	.describe	= ipoib_ib_describe,
+	.path_resolve	= ipoib_ib_path_resolve,
+	.path_cancel	= ipoib_ib_path_cancel,
+	.mcast_join	= ipoib_ib_mcast_join,
+	.mcast_leave	= ipoib_ib_mcast_leave,
 };

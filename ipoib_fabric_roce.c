@@ -5,9 +5,28 @@
  * neighbour resolution and multicast is a local attach plus an IPv6 group
  * join on the underlay.
  */
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
+
+/* A path is resolved like an IP neighbour: rdma_resolve_ip() on the GIDs. */
+struct ipoib_roce_path {
+	struct rdma_dev_addr dev_addr;
+	struct sockaddr_storage src;
+	struct sockaddr_storage dst;
+};
+
+/* A group is joined on the underlay so the host accepts its traffic. */
+struct ipoib_roce_mcast {
+	struct net_device *ndev;
+	netdevice_tracker tracker;
+	bool ipv6_joined;
+};
+
+#define IPOIB_ROCE_RESOLVE_MS	2000
+#define IPOIB_ROCE_MCAST_HOPS	1	/* scope 2: stays on the link */
 
 static const char *ipoib_roce_version(enum ib_gid_type type)
 {
@@ -70,8 +89,157 @@ static void ipoib_roce_describe(struct ipoib_dev *priv, char *buf, size_t len)
 	rdma_put_gid_attr(attr);
 }
 
+static void ipoib_roce_resolved(int status, struct sockaddr *src,
+				struct rdma_dev_addr *addr, void *context)
+{
+	struct ipoib_path *path = context;
+	struct ipoib_dev *priv = path->priv;
+	struct rdma_ah_attr *attr = &path->ah_attr;
+
+	if (!status) {
+		memset(attr, 0, sizeof(*attr));
+		attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_port_num(attr, priv->port);
+		rdma_ah_set_grh(attr, &path->dgid, 0, 0, addr->hoplimit, 0);
+		/* hardware RoCE puts this MAC on the wire */
+		memcpy(attr->roce.dmac, addr->dst_dev_addr, ETH_ALEN);
+	}
+	ipoib_path_resolved(path, status);
+}
+
+static void ipoib_roce_path_cancel(struct ipoib_dev *priv,
+				   struct ipoib_path *path)
+{
+	struct ipoib_roce_path *rp = path->fabric_priv;
+
+	if (!rp)
+		return;
+	rdma_addr_cancel(&rp->dev_addr);
+	rdma_put_gid_attr(rp->dev_addr.sgid_attr);
+	kfree(rp);
+	path->fabric_priv = NULL;
+}
+
+static int ipoib_roce_path_resolve(struct ipoib_dev *priv,
+				   struct ipoib_path *path)
+{
+	const struct ib_gid_attr *sgid_attr;
+	struct ipoib_roce_path *rp;
+	int ret;
+
+	ipoib_roce_path_cancel(priv, path);
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	if (!rp)
+		return -ENOMEM;
+	sgid_attr = rdma_get_gid_attr(priv->ca, priv->port, 0);
+	if (IS_ERR(sgid_attr)) {
+		kfree(rp);
+		return PTR_ERR(sgid_attr);
+	}
+	rp->dev_addr.sgid_attr = sgid_attr;
+	rp->dev_addr.net = &init_net;
+	rdma_gid2ip((struct sockaddr *)&rp->src, &priv->local_gid);
+	rdma_gid2ip((struct sockaddr *)&rp->dst, &path->dgid);
+	path->fabric_priv = rp;
+	ret = rdma_resolve_ip((struct sockaddr *)&rp->src,
+			      (struct sockaddr *)&rp->dst, &rp->dev_addr,
+			      IPOIB_ROCE_RESOLVE_MS, ipoib_roce_resolved, true,
+			      path);
+	if (ret) {
+		rdma_put_gid_attr(sgid_attr);
+		kfree(rp);
+		path->fabric_priv = NULL;
+	}
+	return ret;
+}
+
+static struct net_device *ipoib_roce_underlay(struct ipoib_dev *priv,
+					      netdevice_tracker *tracker)
+{
+	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+
+	attr = rdma_get_gid_attr(priv->ca, priv->port, 0);
+	if (IS_ERR(attr))
+		return ERR_CAST(attr);
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR(ndev))
+		netdev_hold(ndev, tracker, GFP_ATOMIC);
+	rcu_read_unlock();
+	rdma_put_gid_attr(attr);
+	return ndev;
+}
+
+static void ipoib_roce_mcast_leave(struct ipoib_dev *priv,
+				   struct ipoib_mcast *mc)
+{
+	struct ipoib_roce_mcast *rm = mc->fabric_priv;
+
+	if (!rm)
+		return;
+	if (rm->ipv6_joined)
+		ipv6_dev_mc_dec(rm->ndev, (const struct in6_addr *)mc->mgid);
+	netdev_put(rm->ndev, &rm->tracker);
+	kfree(rm);
+	mc->fabric_priv = NULL;
+}
+
+/*
+ * No SA: the group exists as soon as someone sends to it. A member
+ * attaches its QP (done by the caller) and joins the MGID as an IPv6
+ * group on the underlay, without which the host's IP stack drops the
+ * RoCE v2 packets (and MLD snooping switches would not forward them).
+ * Send-only needs nothing but an address handle.
+ */
+static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
+				 struct ipoib_mcast *mc)
+{
+	struct ipoib_mcast_params *p = &mc->params;
+	struct ipoib_roce_mcast *rm;
+	struct ib_port_attr attr;
+	int ret;
+
+	ret = ib_query_port(priv->ca, priv->port, &attr);
+	if (ret)
+		return ret;
+	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
+	if (!rm)
+		return -ENOMEM;
+	rm->ndev = ipoib_roce_underlay(priv, &rm->tracker);
+	if (IS_ERR(rm->ndev)) {
+		ret = PTR_ERR(rm->ndev);
+		kfree(rm);
+		return ret;
+	}
+	mc->fabric_priv = rm;
+	if (!mc->sendonly) {
+		ret = ipv6_dev_mc_inc(rm->ndev,
+				      (const struct in6_addr *)mc->mgid);
+		if (ret)
+			return ret;
+		rm->ipv6_joined = true;
+	}
+
+	memset(p, 0, sizeof(*p));
+	p->qkey = ipoib_roce_qkey;
+	p->ib_mtu = ib_mtu_enum_to_int(attr.active_mtu);
+	p->mlid = 0;
+	p->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&p->ah_attr, priv->port);
+	rdma_ah_set_grh(&p->ah_attr, (union ib_gid *)mc->mgid, 0, 0,
+			IPOIB_ROCE_MCAST_HOPS, 0);
+	rdma_get_mcast_mac((struct in6_addr *)mc->mgid, p->ah_attr.roce.dmac);
+	ipoib_mcast_joined(mc, 0);
+	return 0;
+}
+
 const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.name		= "roce",
 	.port_check	= ipoib_roce_port_check,
 	.describe	= ipoib_roce_describe,
+	.path_resolve	= ipoib_roce_path_resolve,
+	.path_cancel	= ipoib_roce_path_cancel,
+	.mcast_join	= ipoib_roce_mcast_join,
+	.mcast_leave	= ipoib_roce_mcast_leave,
 };

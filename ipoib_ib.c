@@ -4,7 +4,27 @@
  * and the one UD QP whose number is in our link-layer address
  * (RFC 4391 s9.1.1), and the QP's state changes on open and stop.
  */
+#include <linux/etherdevice.h>
+#include <rdma/ib_cache.h>
+
 #include "ipoib.h"
+
+#define IPOIB_OP_RECV		BIT_ULL(31)
+#define IPOIB_POLL_BATCH	16
+/* keeps the IP header 16-byte aligned behind GRH + encapsulation header */
+#define IPOIB_RX_ALIGN		4
+/* receive buffers take the largest IB MTU, whatever the group's */
+#define IPOIB_RX_BUF_SIZE	(IPOIB_GRH_LEN + 4096)
+
+static int ipoib_poll(struct napi_struct *napi, int budget);
+
+/* Both CQs feed one NAPI context. */
+static void ipoib_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_dev *priv = ctx;
+
+	napi_schedule(&priv->napi);
+}
 
 static struct ib_cq *ipoib_create_cq(struct ipoib_dev *priv,
 				     unsigned int entries)
@@ -15,7 +35,56 @@ static struct ib_cq *ipoib_create_cq(struct ipoib_dev *priv,
 			       priv->port % priv->ca->num_comp_vectors : 0,
 	};
 
-	return ib_create_cq(priv->ca, NULL, NULL, priv, &attr);
+	return ib_create_cq(priv->ca, ipoib_cq_event, NULL, priv, &attr);
+}
+
+static void ipoib_ah_release(struct kref *ref)
+{
+	struct ipoib_ah *ah = container_of(ref, struct ipoib_ah, ref);
+	struct ipoib_dev *priv = ah->priv;
+
+	/* the last put may come from NAPI: destroy in process context */
+	llist_add(&ah->dead, &priv->dead_ahs);
+	queue_work(priv->wq, &priv->ah_reap_work);
+}
+
+void ipoib_ah_put(struct ipoib_ah *ah)
+{
+	if (ah)
+		kref_put(&ah->ref, ipoib_ah_release);
+}
+
+void ipoib_ah_reap(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      ah_reap_work);
+	struct llist_node *list = llist_del_all(&priv->dead_ahs);
+	struct ipoib_ah *ah, *tmp;
+
+	llist_for_each_entry_safe(ah, tmp, list, dead) {
+		rdma_destroy_ah(ah->ah, RDMA_DESTROY_AH_SLEEPABLE);
+		kfree(ah);
+	}
+}
+
+struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,
+				 struct rdma_ah_attr *attr)
+{
+	struct ipoib_ah *ah;
+
+	ah = kzalloc(sizeof(*ah), GFP_KERNEL);
+	if (!ah)
+		return ERR_PTR(-ENOMEM);
+	ah->ah = rdma_create_ah(priv->pd, attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah->ah)) {
+		int ret = PTR_ERR(ah->ah);
+
+		kfree(ah);
+		return ERR_PTR(ret);
+	}
+	ah->priv = priv;
+	kref_init(&ah->ref);
+	return ah;
 }
 
 int ipoib_ib_init(struct ipoib_dev *priv)
@@ -67,6 +136,8 @@ int ipoib_ib_init(struct ipoib_dev *priv)
 		goto out_recv_cq;
 	}
 	ipoib_dbg(priv, 1, "UD QP 0x%06x created\n", priv->qp->qp_num);
+	priv->rx_buf_size = IPOIB_RX_BUF_SIZE;
+	netif_napi_add(priv->dev, &priv->napi, ipoib_poll);
 	return 0;
 
 out_recv_cq:
@@ -87,6 +158,7 @@ void ipoib_ib_cleanup(struct ipoib_dev *priv)
 {
 	if (!priv->qp)
 		return;
+	netif_napi_del(&priv->napi);
 	ib_destroy_qp(priv->qp);
 	ib_destroy_cq(priv->recv_cq);
 	ib_destroy_cq(priv->send_cq);
@@ -124,26 +196,452 @@ static int ipoib_qp_to(struct ipoib_dev *priv, enum ib_qp_state state)
 	return ret;
 }
 
-/* RESET -> INIT -> RTR -> RTS: a UD QP needs no remote attributes. */
+static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
+{
+	struct ib_sge sge = {
+		.addr = priv->rx_ring[id].mapping,
+		.length = priv->rx_buf_size,
+		.lkey = priv->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_id = id | IPOIB_OP_RECV,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(priv->qp, &wr, NULL);
+}
+
+/* A fresh buffer in rx_ring[id]; the old one, if any, is the caller's. */
+static int ipoib_alloc_rx_buf(struct ipoib_dev *priv, unsigned int id)
+{
+	struct sk_buff *skb;
+	u64 mapping;
+
+	skb = netdev_alloc_skb(priv->dev, priv->rx_buf_size + IPOIB_RX_ALIGN);
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, IPOIB_RX_ALIGN);
+	mapping = ib_dma_map_single(priv->ca, skb->data, priv->rx_buf_size,
+				    DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(priv->ca, mapping)) {
+		dev_kfree_skb_any(skb);
+		return -EIO;
+	}
+	priv->rx_ring[id].skb = skb;
+	priv->rx_ring[id].mapping = mapping;
+	return 0;
+}
+
+static bool ipoib_gid_is_mcast(const union ib_gid *gid)
+{
+	return gid->raw[0] == 0xff;
+}
+
+/*
+ * Classify by the GRH area (RFC 4391 s6: handle packets with or without a
+ * GRH). Returns false for our own multicast coming back: with rxe every
+ * host numbers QPs alike, so the source GID must match as well.
+ */
+static bool ipoib_rx_classify(struct ipoib_dev *priv, struct sk_buff *skb,
+			      const struct ib_wc *wc)
+{
+	enum rdma_network_type type = RDMA_NETWORK_IB;
+	union ib_gid sgid, dgid;
+
+	skb->pkt_type = PACKET_HOST;
+	if (!(wc->wc_flags & IB_WC_GRH))
+		return true;
+	if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+		type = wc->network_hdr_type;
+	if (ib_get_gids_from_rdma_hdr((union rdma_network_hdr *)skb->data,
+				      type, &sgid, &dgid))
+		return true;
+	if (!ipoib_gid_is_mcast(&dgid))
+		return true;
+	if (wc->src_qp == priv->qp->qp_num &&
+	    !memcmp(&sgid, &priv->local_gid, sizeof(sgid)))
+		return false;
+	if (!memcmp(dgid.raw, priv->dev->broadcast + 4, sizeof(dgid.raw)))
+		skb->pkt_type = PACKET_BROADCAST;
+	else
+		skb->pkt_type = PACKET_MULTICAST;
+	return true;
+}
+
+static void ipoib_rx_drop(struct ipoib_dev *priv, struct sk_buff *skb,
+			  atomic_long_t *reason)
+{
+	atomic_long_inc(reason);
+	priv->dev->stats.rx_dropped++;
+	dev_kfree_skb_any(skb);
+}
+
+static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
+{
+	unsigned int id = wc->wr_id & ~IPOIB_OP_RECV;
+	struct net_device *dev = priv->dev;
+	struct sk_buff *skb;
+	u64 mapping;
+	u16 type;
+
+	if (unlikely(id >= priv->recvq_size)) {
+		ipoib_warn_rl(priv, "receive completion for bad id %u\n", id);
+		return;
+	}
+	skb = priv->rx_ring[id].skb;
+	mapping = priv->rx_ring[id].mapping;
+
+	/* flushed, failed, or arriving while we stop: release the buffer */
+	if (unlikely(wc->status != IB_WC_SUCCESS ||
+		     !test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
+		if (wc->status != IB_WC_SUCCESS &&
+		    wc->status != IB_WC_WR_FLUSH_ERR) {
+			ipoib_warn_rl(priv, "receive error %d (vendor 0x%x)\n",
+				      wc->status, wc->vendor_err);
+			dev->stats.rx_errors++;
+		}
+		ib_dma_unmap_single(priv->ca, mapping, priv->rx_buf_size,
+				    DMA_FROM_DEVICE);
+		dev_kfree_skb_any(skb);
+		priv->rx_ring[id].skb = NULL;
+		return;
+	}
+
+	/* No fresh buffer: drop this packet and post its buffer again. */
+	if (unlikely(ipoib_alloc_rx_buf(priv, id))) {
+		atomic_long_inc(&priv->counters.rx_no_buf);
+		dev->stats.rx_dropped++;
+		goto repost;
+	}
+	ib_dma_unmap_single(priv->ca, mapping, priv->rx_buf_size,
+			    DMA_FROM_DEVICE);
+
+	skb_put(skb, min(wc->byte_len, priv->rx_buf_size));
+	if (unlikely(skb->len < IPOIB_GRH_LEN + IPOIB_ENCAP_LEN)) {
+		ipoib_rx_drop(priv, skb, &priv->counters.rx_short);
+		goto repost;
+	}
+	if (!ipoib_rx_classify(priv, skb, wc)) {
+		ipoib_rx_drop(priv, skb, &priv->counters.rx_own_mcast);
+		goto repost;
+	}
+	skb_pull(skb, IPOIB_GRH_LEN);
+	ipoib_encap_parse(skb->data, skb->len, &type);
+	/* RFC 4391 s6 Table 1; Reserved is ignored */
+	if (unlikely(!ipoib_type_known(type))) {
+		ipoib_rx_drop(priv, skb, &priv->counters.rx_bad_type);
+		goto repost;
+	}
+	skb->protocol = htons(type);
+	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+	skb->dev = dev;
+	dev->stats.rx_packets++;
+	dev->stats.rx_bytes += skb->len;
+	if (skb->pkt_type == PACKET_MULTICAST)
+		dev->stats.multicast++;
+	napi_gro_receive(&priv->napi, skb);
+
+repost:
+	if (unlikely(ipoib_post_recv(priv, id)))
+		ipoib_warn_rl(priv, "cannot repost receive buffer %u\n", id);
+}
+
+static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
+{
+	unsigned int id = wc->wr_id;
+	struct ipoib_tx_buf *tx;
+
+	if (unlikely(id >= priv->sendq_size)) {
+		ipoib_warn_rl(priv, "send completion for bad id %u\n", id);
+		return;
+	}
+	tx = &priv->tx_ring[id];
+	ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
+			    DMA_TO_DEVICE);
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			ipoib_warn_rl(priv, "send error %d (vendor 0x%x)\n",
+				      wc->status, wc->vendor_err);
+		priv->dev->stats.tx_errors++;
+		dev_kfree_skb_any(tx->skb);
+	} else {
+		dev_consume_skb_any(tx->skb);
+	}
+	ipoib_ah_put(tx->ah);
+	tx->skb = NULL;
+	tx->ah = NULL;
+	/* pairs with the read in ipoib_ud_send */
+	smp_store_release(&priv->tx_tail, priv->tx_tail + 1);
+}
+
+static unsigned int ipoib_tx_inflight(struct ipoib_dev *priv)
+{
+	/* acquire: the slot freed by a completion is seen as free */
+	return READ_ONCE(priv->tx_head) - smp_load_acquire(&priv->tx_tail);
+}
+
+static void ipoib_drain_send_cq(struct ipoib_dev *priv)
+{
+	struct ib_wc wc[IPOIB_POLL_BATCH];
+	int n, i;
+
+	do {
+		n = ib_poll_cq(priv->send_cq, IPOIB_POLL_BATCH, wc);
+		for (i = 0; i < n; i++)
+			ipoib_handle_tx(priv, &wc[i]);
+	} while (n == IPOIB_POLL_BATCH);
+
+	smp_mb(); /* tx_tail before the queue state */
+	if (netif_queue_stopped(priv->dev) &&
+	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags) &&
+	    ipoib_tx_inflight(priv) <= priv->sendq_size / 2)
+		netif_wake_queue(priv->dev);
+}
+
+static int ipoib_poll(struct napi_struct *napi, int budget)
+{
+	struct ipoib_dev *priv = container_of(napi, struct ipoib_dev, napi);
+	struct ib_wc wc[IPOIB_POLL_BATCH];
+	int done = 0, n, i;
+
+	ipoib_drain_send_cq(priv);
+	while (done < budget) {
+		n = ib_poll_cq(priv->recv_cq,
+			       min(budget - done, IPOIB_POLL_BATCH), wc);
+		for (i = 0; i < n; i++)
+			ipoib_handle_rx(priv, &wc[i]);
+		done += n;
+		if (n < IPOIB_POLL_BATCH)
+			break;
+	}
+	if (done < budget && napi_complete_done(napi, done)) {
+		/* completions that raced with re-arming: poll again */
+		if (ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
+		    ib_req_notify_cq(priv->send_cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			napi_schedule(napi);
+	}
+	return done;
+}
+
+static void ipoib_tx_drop(struct ipoib_dev *priv, struct sk_buff *skb)
+{
+	priv->dev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+}
+
+/*
+ * Post one datagram; skb->data is the pseudo header, which goes, leaving
+ * the encapsulation header first on the wire. Takes its own reference on
+ * @ah for the time the send is in flight.
+ */
+netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
+			  struct ipoib_ah *ah, u32 qpn, u32 qkey)
+{
+	struct net_device *dev = priv->dev;
+	struct ipoib_tx_buf *tx;
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {
+		.wr = {
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.ah = ah->ah,
+		.remote_qpn = qpn,
+		.remote_qkey = qkey,
+	};
+	unsigned int id, len;
+	u64 mapping;
+
+	if (unlikely(!test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
+		ipoib_tx_drop(priv, skb);
+		return NETDEV_TX_OK;
+	}
+	if (unlikely(ipoib_tx_inflight(priv) >= priv->sendq_size)) {
+		netif_stop_queue(dev);
+		return NETDEV_TX_BUSY;
+	}
+	skb_pull(skb, IPOIB_PSEUDO_LEN);
+	/* a UD message is one packet: it must fit the path MTU */
+	if (unlikely(skb->len > priv->mcast_mtu)) {
+		ipoib_warn_rl(priv, "dropping %u-byte packet above the %u-byte IB MTU\n",
+			      skb->len, priv->mcast_mtu);
+		ipoib_tx_drop(priv, skb);
+		return NETDEV_TX_OK;
+	}
+	if (unlikely(skb_linearize(skb))) {
+		ipoib_tx_drop(priv, skb);
+		return NETDEV_TX_OK;
+	}
+	len = skb->len;
+	mapping = ib_dma_map_single(priv->ca, skb->data, len, DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(priv->ca, mapping))) {
+		ipoib_tx_drop(priv, skb);
+		return NETDEV_TX_OK;
+	}
+	id = priv->tx_head & (priv->sendq_size - 1);
+	tx = &priv->tx_ring[id];
+	tx->skb = skb;
+	tx->mapping = mapping;
+	tx->ah = ah;
+	ipoib_ah_get(ah);
+	sge.addr = mapping;
+	sge.length = len;
+	sge.lkey = priv->pd->local_dma_lkey;
+	wr.wr.wr_id = id;
+
+	skb_tx_timestamp(skb);
+	if (unlikely(ib_post_send(priv->qp, &wr.wr, NULL))) {
+		ipoib_warn_rl(priv, "post send failed\n");
+		ib_dma_unmap_single(priv->ca, mapping, len, DMA_TO_DEVICE);
+		tx->skb = NULL;
+		tx->ah = NULL;
+		ipoib_ah_put(ah);
+		dev->stats.tx_errors++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	dev->stats.tx_packets++;
+	dev->stats.tx_bytes += len;
+	WRITE_ONCE(priv->tx_head, priv->tx_head + 1);
+
+	if (ipoib_tx_inflight(priv) >= priv->sendq_size) {
+		netif_stop_queue(dev);
+		smp_mb(); /* queue state before re-reading tx_tail */
+		if (ipoib_tx_inflight(priv) < priv->sendq_size)
+			netif_wake_queue(dev);
+	}
+	return NETDEV_TX_OK;
+}
+
+static void ipoib_free_rings(struct ipoib_dev *priv)
+{
+	unsigned int i;
+
+	for (i = 0; priv->rx_ring && i < priv->recvq_size; i++) {
+		if (!priv->rx_ring[i].skb)
+			continue;
+		ib_dma_unmap_single(priv->ca, priv->rx_ring[i].mapping,
+				    priv->rx_buf_size, DMA_FROM_DEVICE);
+		dev_kfree_skb_any(priv->rx_ring[i].skb);
+	}
+	kvfree(priv->rx_ring);
+	kvfree(priv->tx_ring);
+	priv->rx_ring = NULL;
+	priv->tx_ring = NULL;
+}
+
+static int ipoib_alloc_rings(struct ipoib_dev *priv)
+{
+	unsigned int i;
+
+	priv->rx_ring = kvcalloc(priv->recvq_size, sizeof(*priv->rx_ring),
+				 GFP_KERNEL);
+	priv->tx_ring = kvcalloc(priv->sendq_size, sizeof(*priv->tx_ring),
+				 GFP_KERNEL);
+	if (!priv->rx_ring || !priv->tx_ring)
+		goto fail;
+	priv->tx_head = 0;
+	priv->tx_tail = 0;
+	for (i = 0; i < priv->recvq_size; i++)
+		if (ipoib_alloc_rx_buf(priv, i))
+			goto fail;
+	return 0;
+fail:
+	netdev_err(priv->dev, "cannot allocate %u receive buffers\n",
+		   priv->recvq_size);
+	ipoib_free_rings(priv);
+	return -ENOMEM;
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS (a UD QP needs no remote attributes), then
+ * fill the receive queue and start polling.
+ */
 int ipoib_ib_open(struct ipoib_dev *priv)
 {
+	unsigned int i;
 	int ret;
 
+	ret = ipoib_alloc_rings(priv);
+	if (ret)
+		return ret;
 	ret = ipoib_qp_to(priv, IB_QPS_INIT);
 	if (!ret)
 		ret = ipoib_qp_to(priv, IB_QPS_RTR);
 	if (!ret)
 		ret = ipoib_qp_to(priv, IB_QPS_RTS);
+	for (i = 0; !ret && i < priv->recvq_size; i++) {
+		ret = ipoib_post_recv(priv, i);
+		if (ret)
+			netdev_err(priv->dev, "cannot post receive %u: %d\n",
+				   i, ret);
+	}
 	if (ret) {
 		ipoib_qp_to(priv, IB_QPS_RESET);
+		ipoib_free_rings(priv);
 		return ret;
 	}
 	set_bit(IPOIB_FLAG_QP_READY, &priv->flags);
+	napi_enable(&priv->napi);
+	ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP);
+	ib_req_notify_cq(priv->send_cq, IB_CQ_NEXT_COMP);
 	return 0;
 }
 
+static bool ipoib_rx_pending(struct ipoib_dev *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < priv->recvq_size; i++)
+		if (priv->rx_ring[i].skb)
+			return true;
+	return false;
+}
+
+/*
+ * The error state flushes every posted work request; reap the flushed
+ * completions so that no buffer or address handle stays behind.
+ */
 void ipoib_ib_stop(struct ipoib_dev *priv)
 {
+	unsigned long deadline = jiffies + 5 * HZ;
+	struct ib_wc wc[IPOIB_POLL_BATCH];
+	int n, i;
+
 	clear_bit(IPOIB_FLAG_QP_READY, &priv->flags);
+	napi_disable(&priv->napi);
+	ipoib_qp_to(priv, IB_QPS_ERR);
+	while (ipoib_rx_pending(priv) || ipoib_tx_inflight(priv)) {
+		n = ib_poll_cq(priv->recv_cq, IPOIB_POLL_BATCH, wc);
+		for (i = 0; i < n; i++)
+			ipoib_handle_rx(priv, &wc[i]);
+		ipoib_drain_send_cq(priv);
+		if (n)
+			continue;
+		if (time_after(jiffies, deadline)) {
+			netdev_warn(priv->dev, "%u sends and some receives not flushed\n",
+				    ipoib_tx_inflight(priv));
+			break;
+		}
+		usleep_range(500, 1000);
+	}
 	ipoib_qp_to(priv, IB_QPS_RESET);
+	/* whatever did not complete is ours again once the QP is reset */
+	while (ipoib_tx_inflight(priv)) {
+		struct ib_wc fake = {
+			.wr_id = priv->tx_tail & (priv->sendq_size - 1),
+			.status = IB_WC_WR_FLUSH_ERR,
+		};
+
+		ipoib_handle_tx(priv, &fake);
+	}
+	ipoib_free_rings(priv);
 }

@@ -17,6 +17,8 @@ MODULE_LICENSE("GPL");
 unsigned int ipoib_sendq_size = 128;
 unsigned int ipoib_recvq_size = 256;
 int ipoib_debug_level;
+int ipoib_mcast_debug_level;
+unsigned int ipoib_roce_qkey = IPOIB_DEFAULT_QKEY;
 
 module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
 MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
@@ -24,6 +26,35 @@ module_param_named(recv_queue_size, ipoib_recvq_size, uint, 0444);
 MODULE_PARM_DESC(recv_queue_size, "Entries in the receive queue (power of 2, 2..8192)");
 module_param_named(debug_level, ipoib_debug_level, int, 0644);
 MODULE_PARM_DESC(debug_level, "Enable debug messages if > 0");
+module_param_named(mcast_debug_level, ipoib_mcast_debug_level, int, 0644);
+MODULE_PARM_DESC(mcast_debug_level, "Enable multicast debug messages if > 0");
+module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
+MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
+
+/*
+ * The stack hands us [pseudo header: destination][encapsulation header];
+ * an incomplete header (no destination yet) is finished by the neighbour
+ * layer, so report it as such.
+ */
+static int ipoib_hard_header(struct sk_buff *skb, struct net_device *dev,
+			     unsigned short type, const void *daddr,
+			     const void *saddr, unsigned int len)
+{
+	u8 *pseudo;
+
+	ipoib_encap_pack(skb_push(skb, IPOIB_ENCAP_LEN), type);
+	pseudo = skb_push(skb, IPOIB_PSEUDO_LEN);
+	if (!daddr) {
+		memset(pseudo, 0, IPOIB_PSEUDO_LEN);
+		return -IPOIB_HARD_LEN;
+	}
+	memcpy(pseudo, daddr, IPOIB_PSEUDO_LEN);
+	return IPOIB_HARD_LEN;
+}
+
+static const struct header_ops ipoib_header_ops = {
+	.create	= ipoib_hard_header,
+};
 
 static int ipoib_ndo_init(struct net_device *dev)
 {
@@ -32,9 +63,18 @@ static int ipoib_ndo_init(struct net_device *dev)
 	u8 addr[IPOIB_ADDR_LEN];
 	int ret;
 
+	priv->wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, dev->name);
+	if (!priv->wq)
+		return -ENOMEM;
+	init_llist_head(&priv->dead_ahs);
+	INIT_WORK(&priv->ah_reap_work, ipoib_ah_reap);
+	ipoib_path_init(priv);
+	ipoib_mcast_init(priv);
 	ret = ipoib_ib_init(priv);
-	if (ret)
+	if (ret) {
+		destroy_workqueue(priv->wq);
 		return ret;
+	}
 
 	/*
 	 * RFC 4391 s9.1.1: UD QPN and port GID. RFC 4755 s3.1: flags stay
@@ -49,7 +89,15 @@ static int ipoib_ndo_init(struct net_device *dev)
 
 static void ipoib_ndo_uninit(struct net_device *dev)
 {
-	ipoib_ib_cleanup(ipoib_priv(dev));
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	cancel_work_sync(&priv->reset_work);
+	ipoib_path_cleanup(priv);
+	/* path and group teardown put their AHs after a grace period */
+	rcu_barrier();
+	flush_workqueue(priv->wq);
+	ipoib_ib_cleanup(priv);
+	destroy_workqueue(priv->wq);
 }
 
 static int ipoib_ndo_open(struct net_device *dev)
@@ -62,27 +110,88 @@ static int ipoib_ndo_open(struct net_device *dev)
 		return ret;
 	/* Carrier waits for the broadcast group (RFC 4391 s5). */
 	netif_start_queue(dev);
+	ipoib_mcast_start(priv);
+	queue_delayed_work(priv->wq, &priv->path_gc_work, IPOIB_PATH_IDLE / 2);
 	return 0;
 }
 
 static int ipoib_ndo_stop(struct net_device *dev)
 {
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
 	netif_stop_queue(dev);
-	ipoib_ib_stop(ipoib_priv(dev));
+	ipoib_mcast_stop(priv);
+	ipoib_path_cleanup(priv);
+	ipoib_ib_stop(priv);
 	return 0;
 }
 
-/*
- * Until the broadcast group is joined the carrier is off, so the stack
- * queues nothing here; packet sockets that bypass the qdisc get a drop
- * that shows in the statistics.
- */
 static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
 					struct net_device *dev)
 {
-	dev->stats.tx_dropped++;
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
+	struct ipoib_dev *priv = ipoib_priv(dev);
+	struct ipoib_lladdr dst;
+
+	if (unlikely(ipoib_lladdr_parse(skb->data, skb_headlen(skb), &dst) ||
+		     skb->len < IPOIB_HARD_LEN)) {
+		atomic_long_inc(&priv->counters.tx_bad_daddr);
+		dev->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	if (dst.qpn == IPOIB_MCAST_QPN)
+		return ipoib_mcast_xmit(priv, skb, dst.gid);
+	if (unlikely(!dst.qpn)) {
+		/* no destination: an unresolved packet-socket send */
+		atomic_long_inc(&priv->counters.tx_bad_daddr);
+		dev->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	return ipoib_path_xmit(priv, skb, &dst);
+}
+
+static void ipoib_ndo_set_rx_mode(struct net_device *dev)
+{
+	ipoib_mcast_restart(ipoib_priv(dev));
+}
+
+static int ipoib_ndo_change_mtu(struct net_device *dev, int new_mtu)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	/* remember what the admin asked for; the group may lower it */
+	priv->admin_mtu = new_mtu;
+	WRITE_ONCE(dev->mtu, new_mtu);
+	return 0;
+}
+
+/* A send that never completes: restart the datapath and rejoin. */
+static void ipoib_reset_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      reset_work);
+	struct net_device *dev = priv->dev;
+
+	if (!rtnl_trylock()) {
+		schedule_work(&priv->reset_work);
+		return;
+	}
+	if (netif_running(dev)) {
+		ipoib_ndo_stop(dev);
+		if (ipoib_ndo_open(dev))
+			netdev_err(dev, "cannot restart after transmit timeout\n");
+	}
+	rtnl_unlock();
+}
+
+static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	netdev_warn(dev, "transmit timeout: %u sends in flight, restarting\n",
+		    priv->tx_head - priv->tx_tail);
+	schedule_work(&priv->reset_work);
 }
 
 static const struct net_device_ops ipoib_netdev_ops = {
@@ -91,16 +200,21 @@ static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_open		= ipoib_ndo_open,
 	.ndo_stop		= ipoib_ndo_stop,
 	.ndo_start_xmit		= ipoib_ndo_start_xmit,
+	.ndo_set_rx_mode	= ipoib_ndo_set_rx_mode,
+	.ndo_change_mtu		= ipoib_ndo_change_mtu,
+	.ndo_tx_timeout		= ipoib_ndo_tx_timeout,
 };
 
 static void ipoib_setup(struct net_device *dev)
 {
 	dev->netdev_ops = &ipoib_netdev_ops;
+	dev->header_ops = &ipoib_header_ops;
 	ipoib_set_ethtool_ops(dev);
 
 	dev->type = ARPHRD_INFINIBAND;
 	dev->addr_len = IPOIB_ADDR_LEN;
-	dev->hard_header_len = IPOIB_ENCAP_LEN;
+	dev->hard_header_len = IPOIB_HARD_LEN;
+	dev->watchdog_timeo = 5 * HZ;
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
 	dev->mtu = IPOIB_UD_MTU(IPOIB_DEFAULT_IB_MTU);
 	dev->min_mtu = IPV4_MIN_MTU;
@@ -136,6 +250,7 @@ static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 	priv->scope = IPOIB_SCOPE_LINK;
 	priv->qkey = IPOIB_DEFAULT_QKEY;
 	INIT_LIST_HEAD(&priv->hca_node);
+	INIT_WORK(&priv->reset_work, ipoib_reset_work);
 
 	ret = fabric->port_check(priv);
 	if (ret)
@@ -255,14 +370,21 @@ static unsigned int ipoib_queue_size(unsigned int size)
 
 static int __init ipoib_init(void)
 {
+	int ret;
+
 	ipoib_sendq_size = ipoib_queue_size(ipoib_sendq_size);
 	ipoib_recvq_size = ipoib_queue_size(ipoib_recvq_size);
-	return ib_register_client(&ipoib_client);
+	ipoib_fabric_ib_register();
+	ret = ib_register_client(&ipoib_client);
+	if (ret)
+		ipoib_fabric_ib_unregister();
+	return ret;
 }
 
 static void __exit ipoib_exit(void)
 {
 	ib_unregister_client(&ipoib_client);
+	ipoib_fabric_ib_unregister();
 }
 
 module_init(ipoib_init);

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address resolution below the neighbour table. The kernel's ARP and ND
+ * map an IP address to a 20-octet link-layer address (RFC 4391 s9.2,
+ * s9.3); the destination QPN travels with every packet, so what remains
+ * is the path to the destination GID (RFC 4391 s9.1.2): an address handle
+ * from the fabric (SA PathRecord on IB, IP neighbour resolution on RoCE).
+ * A peer that comes back with a new QPN (s9.4) needs no flush here: its
+ * new address simply carries the new QPN.
+ */
+#include <linux/jhash.h>
+
+#include "ipoib.h"
+
+static u32 ipoib_gid_hash(const union ib_gid *gid)
+{
+	return jhash(gid->raw, sizeof(gid->raw), 0);
+}
+
+/* under rcu_read_lock() or path_lock */
+static struct ipoib_path *ipoib_path_find(struct ipoib_dev *priv,
+					  const u8 *gid)
+{
+	struct ipoib_path *path;
+
+	hash_for_each_possible_rcu(priv->paths, path, node,
+				   ipoib_gid_hash((const union ib_gid *)gid))
+		if (!memcmp(path->dgid.raw, gid, sizeof(path->dgid.raw)))
+			return path;
+	return NULL;
+}
+
+static void ipoib_path_free_rcu(struct rcu_head *head)
+{
+	struct ipoib_path *path = container_of(head, struct ipoib_path, rcu);
+
+	ipoib_ah_put(path->ah);
+	kfree(path);
+}
+
+/* Process context; @path is already out of the hash table. */
+static void ipoib_path_destroy(struct ipoib_dev *priv, struct ipoib_path *path)
+{
+	cancel_work_sync(&path->resolve_work);
+	priv->fabric->path_cancel(priv, path);
+	cancel_work_sync(&path->resolved_work);
+	/* a cancelled resolved_work leaves the attribute's GID reference */
+	rdma_destroy_ah_attr(&path->ah_attr);
+	priv->dev->stats.tx_dropped += skb_queue_len(&path->queue);
+	skb_queue_purge(&path->queue);
+	call_rcu(&path->rcu, ipoib_path_free_rcu);
+}
+
+static void ipoib_path_resolve_work(struct work_struct *work)
+{
+	struct ipoib_path *path = container_of(work, struct ipoib_path,
+					       resolve_work);
+	struct ipoib_dev *priv = path->priv;
+	int ret;
+
+	atomic_long_inc(&priv->counters.path_resolutions);
+	ret = priv->fabric->path_resolve(priv, path);
+	if (ret)
+		ipoib_path_resolved(path, ret);
+}
+
+/* Called by the fabric, in any context, once per resolution. */
+void ipoib_path_resolved(struct ipoib_path *path, int status)
+{
+	path->status = status;
+	queue_work(path->priv->wq, &path->resolved_work);
+}
+
+static void ipoib_path_resolved_work(struct work_struct *work)
+{
+	struct ipoib_path *path = container_of(work, struct ipoib_path,
+					       resolved_work);
+	struct ipoib_dev *priv = path->priv;
+	struct ipoib_ah *ah = NULL;
+	struct sk_buff_head queue;
+	struct sk_buff *skb;
+	int status = path->status;
+
+	if (!status) {
+		ah = ipoib_ah_create(priv, &path->ah_attr);
+		if (IS_ERR(ah)) {
+			status = PTR_ERR(ah);
+			ah = NULL;
+		}
+	}
+	rdma_destroy_ah_attr(&path->ah_attr);
+
+	__skb_queue_head_init(&queue);
+	spin_lock_bh(&priv->path_lock);
+	if (ah) {
+		path->ah = ah;
+		/* readers check the state, then use ah without the lock */
+		smp_store_release(&path->state, IPOIB_PATH_READY);
+	} else {
+		path->state = IPOIB_PATH_FAILED;
+		path->failed_at = jiffies;
+	}
+	skb_queue_splice_init(&path->queue, &queue);
+	spin_unlock_bh(&priv->path_lock);
+
+	if (!ah) {
+		/* RFC 4391 s12: say why traffic to this peer is lost */
+		ipoib_warn_rl(priv, "no path to %pI6: %d\n", path->dgid.raw,
+			      status);
+		priv->dev->stats.tx_dropped += skb_queue_len(&queue);
+		__skb_queue_purge(&queue);
+		return;
+	}
+	ipoib_dbg(priv, 1, "path to %pI6 ready\n", path->dgid.raw);
+	while ((skb = __skb_dequeue(&queue)))
+		dev_queue_xmit(skb);
+}
+
+static struct ipoib_path *ipoib_path_new(struct ipoib_dev *priv,
+					 const u8 *gid)
+{
+	struct ipoib_path *path;
+
+	path = kzalloc(sizeof(*path), GFP_ATOMIC);
+	if (!path)
+		return NULL;
+	path->priv = priv;
+	memcpy(path->dgid.raw, gid, sizeof(path->dgid.raw));
+	path->state = IPOIB_PATH_RESOLVING;
+	path->last_used = jiffies;
+	skb_queue_head_init(&path->queue);
+	INIT_WORK(&path->resolve_work, ipoib_path_resolve_work);
+	INIT_WORK(&path->resolved_work, ipoib_path_resolved_work);
+	INIT_LIST_HEAD(&path->gc_node);
+	return path;
+}
+
+/* Slow path: no ready path. Queue a few packets while resolution runs. */
+static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
+				    struct sk_buff *skb,
+				    const struct ipoib_lladdr *dst)
+{
+	struct ipoib_path *path;
+	bool start = false;
+
+	spin_lock_bh(&priv->path_lock);
+	path = ipoib_path_find(priv, dst->gid);
+	if (!path) {
+		if (priv->npaths >= IPOIB_MAX_PATHS) {
+			mod_delayed_work(priv->wq, &priv->path_gc_work, 0);
+			goto drop;
+		}
+		path = ipoib_path_new(priv, dst->gid);
+		if (!path)
+			goto drop;
+		hash_add_rcu(priv->paths, &path->node,
+			     ipoib_gid_hash(&path->dgid));
+		priv->npaths++;
+		start = true;
+	} else if (path->state == IPOIB_PATH_READY) {
+		/* became ready since the lockless look */
+		spin_unlock_bh(&priv->path_lock);
+		return ipoib_ud_send(priv, skb, path->ah, dst->qpn, priv->qkey);
+	} else if (path->state == IPOIB_PATH_FAILED) {
+		if (time_before(jiffies, path->failed_at + IPOIB_PATH_RETRY))
+			goto drop;
+		path->state = IPOIB_PATH_RESOLVING;
+		start = true;
+	}
+	if (skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN)
+		goto drop;
+	path->last_used = jiffies;
+	skb_queue_tail(&path->queue, skb);
+	if (start)
+		queue_work(priv->wq, &path->resolve_work);
+	spin_unlock_bh(&priv->path_lock);
+	return NETDEV_TX_OK;
+
+drop:
+	spin_unlock_bh(&priv->path_lock);
+	atomic_long_inc(&priv->counters.tx_no_path);
+	priv->dev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+netdev_tx_t ipoib_path_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
+			    const struct ipoib_lladdr *dst)
+{
+	enum ipoib_path_state state;
+	struct ipoib_path *path;
+	netdev_tx_t ret;
+
+	rcu_read_lock();
+	path = ipoib_path_find(priv, dst->gid);
+	/* acquire pairs with the release that published path->ah */
+	state = path ? smp_load_acquire(&path->state) : IPOIB_PATH_FAILED;
+	if (likely(state == IPOIB_PATH_READY)) {
+		WRITE_ONCE(path->last_used, jiffies);
+		ret = ipoib_ud_send(priv, skb, path->ah, dst->qpn, priv->qkey);
+		rcu_read_unlock();
+		return ret;
+	}
+	rcu_read_unlock();
+	return ipoib_path_queue(priv, skb, dst);
+}
+
+/* Take paths out of the table: all of them, or those idle too long. */
+static void ipoib_path_evict(struct ipoib_dev *priv, bool all)
+{
+	struct ipoib_path *path, *tmp;
+	struct hlist_node *n;
+	LIST_HEAD(dead);
+	unsigned int bkt;
+
+	spin_lock_bh(&priv->path_lock);
+	hash_for_each_safe(priv->paths, bkt, n, path, node) {
+		if (!all && (path->state == IPOIB_PATH_RESOLVING ||
+			     time_before(jiffies, READ_ONCE(path->last_used) +
+					 IPOIB_PATH_IDLE)))
+			continue;
+		hash_del_rcu(&path->node);
+		priv->npaths--;
+		list_add_tail(&path->gc_node, &dead);
+	}
+	spin_unlock_bh(&priv->path_lock);
+
+	list_for_each_entry_safe(path, tmp, &dead, gc_node)
+		ipoib_path_destroy(priv, path);
+}
+
+static void ipoib_path_gc_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      path_gc_work.work);
+
+	ipoib_path_evict(priv, false);
+	queue_delayed_work(priv->wq, &priv->path_gc_work, IPOIB_PATH_IDLE / 2);
+}
+
+void ipoib_path_init(struct ipoib_dev *priv)
+{
+	spin_lock_init(&priv->path_lock);
+	hash_init(priv->paths);
+	INIT_DELAYED_WORK(&priv->path_gc_work, ipoib_path_gc_work);
+}
+
+/* Forget every path, e.g. when the port or the SM changed (process ctx). */
+void ipoib_path_flush(struct ipoib_dev *priv)
+{
+	ipoib_path_evict(priv, true);
+}
+
+void ipoib_path_cleanup(struct ipoib_dev *priv)
+{
+	cancel_delayed_work_sync(&priv->path_gc_work);
+	ipoib_path_evict(priv, true);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The differences between the kernels we build for (Debian 12's 6.1 and
+ * 6.12), in one place.
+ */
+#ifndef IPOIB_COMPAT_H
+#define IPOIB_COMPAT_H
+
+/*
+ * ib_sa_path_rec_get()'s callback count became unsigned after 6.1; Kbuild
+ * looks at the kernel's header and defines IPOIB_SA_NUM_PRS_UNSIGNED.
+ */
+#ifdef IPOIB_SA_NUM_PRS_UNSIGNED
+#define IPOIB_NUM_PRS_T unsigned int
+#else
+#define IPOIB_NUM_PRS_T int
+#endif
+
+#endif /* IPOIB_COMPAT_H */

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Multicast groups: the broadcast group that forms the link (RFC 4391 s5),
+ * the groups of the device's multicast list (s4, s10) and send-only
+ * groups for traffic to groups we are not a member of. Every join, leave
+ * and retry runs in priv->wq under mcast_mutex, driven by one transition
+ * function per group; transmit only reads the list under RCU.
+ */
+#include <linux/rtnetlink.h>
+
+#include "ipoib.h"
+
+#define IPOIB_MCAST_MAX_BACKOFF	8	/* seconds; the in-tree waits 16 */
+
+static bool ipoib_mcast_is_broadcast(struct ipoib_dev *priv,
+				     const u8 *mgid)
+{
+	return !memcmp(mgid, priv->dev->broadcast + 4, IPOIB_GID_LEN);
+}
+
+/* under rcu_read_lock(), mcast_lock or mcast_mutex */
+static struct ipoib_mcast *ipoib_mcast_find(struct ipoib_dev *priv,
+					    const u8 *mgid)
+{
+	struct ipoib_mcast *mc;
+
+	list_for_each_entry_rcu(mc, &priv->mcasts, list,
+				lockdep_is_held(&priv->mcast_lock) ||
+				lockdep_is_held(&priv->mcast_mutex))
+		if (!memcmp(mc->mgid, mgid, IPOIB_GID_LEN))
+			return mc;
+	return NULL;
+}
+
+static struct ipoib_mcast *ipoib_mcast_new(struct ipoib_dev *priv,
+					   const u8 *mgid, gfp_t gfp)
+{
+	struct ipoib_mcast *mc;
+
+	mc = kzalloc(sizeof(*mc), gfp);
+	if (!mc)
+		return NULL;
+	mc->priv = priv;
+	memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
+	mc->state = IPOIB_MCAST_IDLE;
+	mc->created = jiffies;
+	mc->last_used = jiffies;
+	skb_queue_head_init(&mc->queue);
+	return mc;
+}
+
+static void ipoib_mcast_free_rcu(struct rcu_head *head)
+{
+	struct ipoib_mcast *mc = container_of(head, struct ipoib_mcast, rcu);
+
+	ipoib_ah_put(mc->ah);
+	kfree(mc);
+}
+
+/* Called by the fabric when a join completes or a membership is lost. */
+void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
+{
+	struct ipoib_dev *priv = mc->priv;
+
+	spin_lock_bh(&priv->mcast_lock);
+	mc->join_status = status;
+	mc->join_done = true;
+	spin_unlock_bh(&priv->mcast_lock);
+	mod_delayed_work(priv->wq, &priv->mcast_work, 0);
+}
+
+static void ipoib_mcast_schedule(struct ipoib_dev *priv, unsigned long delay)
+{
+	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
+		mod_delayed_work(priv->wq, &priv->mcast_work, delay);
+}
+
+/* Undo a membership: detach, leave, drop the address handle. */
+static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
+					struct ipoib_mcast *mc)
+{
+	struct ipoib_ah *ah;
+
+	if (mc->attached) {
+		ib_detach_mcast(priv->qp, (union ib_gid *)mc->mgid,
+				mc->params.mlid);
+		mc->attached = false;
+	}
+	priv->fabric->mcast_leave(priv, mc);
+	rdma_destroy_ah_attr(&mc->params.ah_attr);
+	spin_lock_bh(&priv->mcast_lock);
+	ah = mc->ah;
+	mc->ah = NULL;
+	mc->join_done = false;
+	spin_unlock_bh(&priv->mcast_lock);
+	/* transmit may still hold the old pointer under RCU */
+	if (ah) {
+		synchronize_rcu();
+		ipoib_ah_put(ah);
+	}
+	if (mc == priv->broadcast)
+		queue_work(system_wq, &priv->carrier_work);
+}
+
+static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
+			     int status)
+{
+	mc->backoff = mc->backoff ?
+		min(mc->backoff * 2, IPOIB_MCAST_MAX_BACKOFF) : 1;
+	mc->retry_at = jiffies + mc->backoff * HZ;
+	mc->state = IPOIB_MCAST_FAILED;
+	priv->dev->stats.tx_dropped += skb_queue_len(&mc->queue);
+	skb_queue_purge(&mc->queue);
+	/* RFC 4391 s12: multicast failures are worth a (rate-limited) word */
+	ipoib_warn_rl(priv, "%s join of %pI6 failed: %d, retry in %u s\n",
+		      mc->sendonly ? "send-only" : "full-member", mc->mgid,
+		      status, mc->backoff);
+}
+
+static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
+				     struct ipoib_mcast *mc)
+{
+	struct ipoib_ah *ah;
+	int ret;
+
+	if (mc == priv->broadcast) {
+		/* RFC 4391 s9.1.2: the group's Q_Key for all traffic */
+		priv->qkey = mc->params.qkey;
+		priv->mcast_mtu = mc->params.ib_mtu;
+	}
+	ah = ipoib_ah_create(priv, &mc->params.ah_attr);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
+	if (!mc->sendonly) {
+		ret = ib_attach_mcast(priv->qp, (union ib_gid *)mc->mgid,
+				      mc->params.mlid);
+		if (ret) {
+			ipoib_ah_put(ah);
+			return ret;
+		}
+		mc->attached = true;
+	}
+	spin_lock_bh(&priv->mcast_lock);
+	mc->ah = ah;
+	spin_unlock_bh(&priv->mcast_lock);
+	return 0;
+}
+
+static void ipoib_mcast_flush_queue(struct ipoib_mcast *mc)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&mc->queue)))
+		dev_queue_xmit(skb);
+}
+
+/*
+ * The one transition function of a group. Inputs: the state, whether the
+ * group is still wanted (full member or send-only), a completed fabric
+ * join (join_done/join_status) and the retry time. Returns false when the
+ * group is finished and must be freed.
+ */
+static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
+			     bool up)
+{
+	bool wanted = up && (mc->wanted || mc->sendonly);
+	bool done;
+	int status, ret;
+
+	spin_lock_bh(&priv->mcast_lock);
+	done = mc->join_done;
+	status = mc->join_status;
+	mc->join_done = false;
+	spin_unlock_bh(&priv->mcast_lock);
+
+	switch (mc->state) {
+	case IPOIB_MCAST_IDLE:
+		if (!wanted)
+			return false;
+		mc->state = IPOIB_MCAST_JOINING;
+		atomic_long_inc(&priv->counters.mcast_joins);
+		ret = priv->fabric->mcast_join(priv, mc);
+		if (ret) {
+			ipoib_mcast_drop_membership(priv, mc);
+			ipoib_mcast_fail(priv, mc, ret);
+		}
+		/* a synchronous fabric has already called joined() */
+		return true;
+	case IPOIB_MCAST_JOINING:
+		if (!wanted) {
+			ipoib_mcast_drop_membership(priv, mc);
+			return false;
+		}
+		if (!done)
+			return true;
+		ret = status ? status : ipoib_mcast_complete_join(priv, mc);
+		if (ret) {
+			ipoib_mcast_drop_membership(priv, mc);
+			ipoib_mcast_fail(priv, mc, ret);
+			return true;
+		}
+		mc->state = IPOIB_MCAST_JOINED;
+		mc->backoff = 0;
+		ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
+				mc->sendonly ? "send-only" : "full member");
+		if (mc == priv->broadcast)
+			queue_work(system_wq, &priv->carrier_work);
+		ipoib_mcast_flush_queue(mc);
+		return true;
+	case IPOIB_MCAST_JOINED:
+		if (!wanted) {
+			ipoib_mcast_drop_membership(priv, mc);
+			return false;
+		}
+		if (done && status) {
+			/* membership lost (port or SM event): join again */
+			ipoib_mcast_drop_membership(priv, mc);
+			mc->state = IPOIB_MCAST_IDLE;
+			return ipoib_mcast_step(priv, mc, up);
+		}
+		return true;
+	case IPOIB_MCAST_FAILED:
+		if (!wanted)
+			return false;
+		if (time_before(jiffies, mc->retry_at))
+			return true;
+		mc->state = IPOIB_MCAST_IDLE;
+		return ipoib_mcast_step(priv, mc, up);
+	default:
+		return false;
+	}
+}
+
+/* Mark the groups of the device's multicast list as wanted. */
+static void ipoib_mcast_sync_list(struct ipoib_dev *priv)
+{
+	struct net_device *dev = priv->dev;
+	struct netdev_hw_addr *ha;
+	struct ipoib_mcast *mc, *n;
+	LIST_HEAD(fresh);
+
+	list_for_each_entry(mc, &priv->mcasts, list)
+		if (mc != priv->broadcast)
+			mc->wanted = false;
+
+	netif_addr_lock_bh(dev);
+	netdev_for_each_mc_addr(ha, dev) {
+		const u8 *mgid = ha->addr + 4;
+
+		/* only IPoIB MGIDs of our P_Key and scope belong here */
+		if (memcmp(mgid, dev->broadcast + 4, 2))
+			continue;
+		mc = ipoib_mcast_find(priv, mgid);
+		if (!mc) {
+			list_for_each_entry(n, &fresh, list)
+				if (!memcmp(n->mgid, mgid, IPOIB_GID_LEN))
+					mc = n;
+		}
+		if (!mc) {
+			mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
+			if (!mc)
+				continue;
+			list_add_tail(&mc->list, &fresh);
+		}
+		mc->wanted = true;
+		/* a full membership replaces a send-only one */
+		if (mc->sendonly && mc->state == IPOIB_MCAST_JOINED) {
+			mc->sendonly = false;
+			mc->join_status = -EAGAIN;
+			mc->join_done = true;
+		}
+		mc->sendonly = false;
+	}
+	netif_addr_unlock_bh(dev);
+
+	spin_lock_bh(&priv->mcast_lock);
+	list_for_each_entry_safe(mc, n, &fresh, list) {
+		list_del(&mc->list);
+		list_add_tail_rcu(&mc->list, &priv->mcasts);
+	}
+	spin_unlock_bh(&priv->mcast_lock);
+}
+
+static void ipoib_mcast_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      mcast_work.work);
+	bool up = test_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	unsigned long next = 0;
+	struct ipoib_mcast *mc, *tmp;
+
+	mutex_lock(&priv->mcast_mutex);
+	if (up)
+		ipoib_mcast_sync_list(priv);
+	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
+		if (!ipoib_mcast_step(priv, mc, up)) {
+			spin_lock_bh(&priv->mcast_lock);
+			list_del_rcu(&mc->list);
+			spin_unlock_bh(&priv->mcast_lock);
+			if (mc == priv->broadcast)
+				priv->broadcast = NULL;
+			priv->dev->stats.tx_dropped += skb_queue_len(&mc->queue);
+			skb_queue_purge(&mc->queue);
+			call_rcu(&mc->rcu, ipoib_mcast_free_rcu);
+			continue;
+		}
+		if (mc->state == IPOIB_MCAST_FAILED &&
+		    (!next || time_before(mc->retry_at, next)))
+			next = mc->retry_at;
+	}
+	mutex_unlock(&priv->mcast_mutex);
+	if (next)
+		ipoib_mcast_schedule(priv, max_t(long, next - jiffies, 1));
+}
+
+/*
+ * Carrier follows the broadcast group (RFC 4391 s5: joining it forms the
+ * link); the UD MTU is the group's MTU minus the encapsulation header.
+ * Runs on the system workqueue and never waits for RTNL, so that
+ * ndo_stop (under RTNL) may cancel it.
+ */
+static void ipoib_carrier_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      carrier_work);
+	struct net_device *dev = priv->dev;
+	struct ipoib_mcast *bc;
+	bool on;
+
+	if (!rtnl_trylock()) {
+		queue_work(system_wq, &priv->carrier_work);
+		return;
+	}
+	rcu_read_lock();
+	bc = priv->broadcast;
+	on = test_bit(IPOIB_FLAG_OPER_UP, &priv->flags) && bc &&
+	     READ_ONCE(bc->state) == IPOIB_MCAST_JOINED;
+	rcu_read_unlock();
+	if (on) {
+		unsigned int mtu = IPOIB_UD_MTU(priv->mcast_mtu);
+
+		dev->max_mtu = mtu;
+		if (priv->admin_mtu && priv->admin_mtu < mtu)
+			mtu = priv->admin_mtu;
+		if (dev->mtu != mtu)
+			dev_set_mtu(dev, mtu);
+		if (!netif_carrier_ok(dev))
+			netdev_info(dev, "joined the broadcast group, carrier on (MTU %u)\n",
+				    dev->mtu);
+		netif_carrier_on(dev);
+	} else if (netif_carrier_ok(dev)) {
+		netif_carrier_off(dev);
+	}
+	rtnl_unlock();
+}
+
+netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
+			     const u8 *mgid)
+{
+	struct ipoib_mcast *mc;
+	struct ipoib_ah *ah;
+	netdev_tx_t ret;
+
+	rcu_read_lock();
+	mc = ipoib_mcast_find(priv, mgid);
+	ah = mc ? READ_ONCE(mc->ah) : NULL;
+	if (likely(ah)) {
+		WRITE_ONCE(mc->last_used, jiffies);
+		ret = ipoib_ud_send(priv, skb, ah, IPOIB_MCAST_QPN, priv->qkey);
+		rcu_read_unlock();
+		return ret;
+	}
+	rcu_read_unlock();
+
+	/* not a member: a send-only join (a plain send on RoCE) first */
+	spin_lock_bh(&priv->mcast_lock);
+	mc = ipoib_mcast_find(priv, mgid);
+	if (!mc && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags) &&
+	    !ipoib_mcast_is_broadcast(priv, mgid)) {
+		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
+		if (mc) {
+			mc->sendonly = true;
+			list_add_tail_rcu(&mc->list, &priv->mcasts);
+		}
+	}
+	if (mc && mc->state != IPOIB_MCAST_FAILED &&
+	    skb_queue_len(&mc->queue) < IPOIB_MCAST_QUEUE_LEN) {
+		skb_queue_tail(&mc->queue, skb);
+		skb = NULL;
+	}
+	spin_unlock_bh(&priv->mcast_lock);
+	if (skb) {
+		priv->dev->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+	} else {
+		ipoib_mcast_schedule(priv, 0);
+	}
+	return NETDEV_TX_OK;
+}
+
+void ipoib_mcast_init(struct ipoib_dev *priv)
+{
+	mutex_init(&priv->mcast_mutex);
+	spin_lock_init(&priv->mcast_lock);
+	INIT_LIST_HEAD(&priv->mcasts);
+	INIT_DELAYED_WORK(&priv->mcast_work, ipoib_mcast_work);
+	INIT_WORK(&priv->carrier_work, ipoib_carrier_work);
+	priv->mcast_mtu = IPOIB_DEFAULT_IB_MTU;
+}
+
+/* Interface up: join the broadcast group, then the multicast list. */
+void ipoib_mcast_start(struct ipoib_dev *priv)
+{
+	struct ipoib_mcast *bc;
+
+	bc = ipoib_mcast_new(priv, priv->dev->broadcast + 4, GFP_KERNEL);
+	mutex_lock(&priv->mcast_mutex);
+	if (bc) {
+		bc->wanted = true;
+		priv->broadcast = bc;
+		spin_lock_bh(&priv->mcast_lock);
+		list_add_rcu(&bc->list, &priv->mcasts);
+		spin_unlock_bh(&priv->mcast_lock);
+	} else {
+		netdev_err(priv->dev, "no memory for the broadcast group\n");
+	}
+	mutex_unlock(&priv->mcast_mutex);
+	set_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	ipoib_mcast_schedule(priv, 0);
+}
+
+/* Interface down: leave every group and wait until all is undone. */
+void ipoib_mcast_stop(struct ipoib_dev *priv)
+{
+	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	mod_delayed_work(priv->wq, &priv->mcast_work, 0);
+	flush_delayed_work(&priv->mcast_work);
+	cancel_work_sync(&priv->carrier_work);
+	netif_carrier_off(priv->dev);
+}
+
+/* The device's multicast list changed (atomic context). */
+void ipoib_mcast_restart(struct ipoib_dev *priv)
+{
+	ipoib_mcast_schedule(priv, 0);
+}
