@@ -23,10 +23,11 @@
  *   (spinlock, BH off) and read under RCU on transmit. A path's ah pointer
  *   changes under path_lock; a sender takes its own ipoib_ah reference.
  *   path->queue has its own lock (sk_buff_head).
- * - Multicast (ipoib_multicast.c): groups are created, joined and left
- *   only from priv->wq (ordered, one work at a time), under
- *   priv->mcast_mutex; the group list is also read under RCU on transmit
- *   and changed with mcast_lock (spinlock, BH off) held around list ops.
+ * - Multicast (ipoib_multicast.c): groups are joined and left under RTNL
+ *   and priv->mcast_mutex, from priv->mcast_work (which only trylocks
+ *   RTNL, so ndo_stop may cancel it) or from ndo_stop itself. Transmit
+ *   reads the group list under RCU and may add a send-only group; list
+ *   changes and join results take mcast_lock (spinlock, BH off).
  * - Address handles are reference counted (ipoib_ah); the last put may
  *   come from NAPI, so destruction is deferred to priv->wq.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
@@ -279,7 +280,6 @@ struct ipoib_dev {
 	struct list_head mcasts;
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
-	struct work_struct carrier_work;	/* MTU and carrier, under RTNL */
 	unsigned int mcast_mtu;		/* broadcast group's IB MTU */
 	unsigned int admin_mtu;		/* set by the user; 0: follow group */
 

@@ -197,12 +197,8 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 {
 	struct ipoib_mcast_params *p = &mc->params;
 	struct ipoib_roce_mcast *rm;
-	struct ib_port_attr attr;
 	int ret;
 
-	ret = ib_query_port(priv->ca, priv->port, &attr);
-	if (ret)
-		return ret;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return -ENOMEM;
@@ -223,7 +219,12 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 
 	memset(p, 0, sizeof(*p));
 	p->qkey = ipoib_roce_qkey;
-	p->ib_mtu = ib_mtu_enum_to_int(attr.active_mtu);
+	/*
+	 * No SA to tell the group's MTU: the largest IB MTU the underlay's
+	 * frames carry, as the port's active MTU is derived. (Not
+	 * ib_query_port(): rxe takes RTNL in it, and we hold RTNL here.)
+	 */
+	p->ib_mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(rm->ndev->mtu)));
 	p->mlid = 0;
 	p->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&p->ah_attr, priv->port);

@@ -3,8 +3,9 @@
  * Multicast groups: the broadcast group that forms the link (RFC 4391 s5),
  * the groups of the device's multicast list (s4, s10) and send-only
  * groups for traffic to groups we are not a member of. Every join, leave
- * and retry runs in priv->wq under mcast_mutex, driven by one transition
- * function per group; transmit only reads the list under RCU.
+ * and retry runs in priv->wq (or, when the interface stops, in ndo_stop)
+ * under RTNL and mcast_mutex, driven by one transition function per
+ * group; transmit only reads the list under RCU.
  */
 #include <linux/rtnetlink.h>
 
@@ -98,8 +99,6 @@ static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 		synchronize_rcu();
 		ipoib_ah_put(ah);
 	}
-	if (mc == priv->broadcast)
-		queue_work(system_wq, &priv->carrier_work);
 }
 
 static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
@@ -203,8 +202,6 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		mc->backoff = 0;
 		ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
 				mc->sendonly ? "send-only" : "full member");
-		if (mc == priv->broadcast)
-			queue_work(system_wq, &priv->carrier_work);
 		ipoib_mcast_flush_queue(mc);
 		return true;
 	case IPOIB_MCAST_JOINED:
@@ -281,14 +278,45 @@ static void ipoib_mcast_sync_list(struct ipoib_dev *priv)
 	spin_unlock_bh(&priv->mcast_lock);
 }
 
-static void ipoib_mcast_work(struct work_struct *work)
+/*
+ * Carrier follows the broadcast group (RFC 4391 s5: joining it forms the
+ * link); the UD MTU is the group's MTU minus the encapsulation header.
+ */
+static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 {
-	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      mcast_work.work);
-	bool up = test_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	struct ipoib_mcast *bc = priv->broadcast;
+	struct net_device *dev = priv->dev;
+	unsigned int mtu;
+
+	if (!up || !bc || bc->state != IPOIB_MCAST_JOINED) {
+		if (netif_carrier_ok(dev))
+			netif_carrier_off(dev);
+		return;
+	}
+	mtu = IPOIB_UD_MTU(priv->mcast_mtu);
+	dev->max_mtu = mtu;
+	if (priv->admin_mtu && priv->admin_mtu < mtu)
+		mtu = priv->admin_mtu;
+	if (dev->mtu != mtu)
+		dev_set_mtu(dev, mtu);
+	if (!netif_carrier_ok(dev)) {
+		netdev_info(dev, "joined the broadcast group, carrier on (MTU %u)\n",
+			    dev->mtu);
+		netif_carrier_on(dev);
+	}
+}
+
+/*
+ * One pass over all groups. Under RTNL: the underlay's IPv6 group joins
+ * need it on 6.1, and so do the MTU and the carrier. Nothing called from
+ * here may take RTNL itself (ib_query_port() does on rxe).
+ */
+static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
+{
 	unsigned long next = 0;
 	struct ipoib_mcast *mc, *tmp;
 
+	ASSERT_RTNL();
 	mutex_lock(&priv->mcast_mutex);
 	if (up)
 		ipoib_mcast_sync_list(priv);
@@ -308,49 +336,24 @@ static void ipoib_mcast_work(struct work_struct *work)
 		    (!next || time_before(mc->retry_at, next)))
 			next = mc->retry_at;
 	}
+	ipoib_mcast_carrier(priv, up);
 	mutex_unlock(&priv->mcast_mutex);
 	if (next)
 		ipoib_mcast_schedule(priv, max_t(long, next - jiffies, 1));
 }
 
-/*
- * Carrier follows the broadcast group (RFC 4391 s5: joining it forms the
- * link); the UD MTU is the group's MTU minus the encapsulation header.
- * Runs on the system workqueue and never waits for RTNL, so that
- * ndo_stop (under RTNL) may cancel it.
- */
-static void ipoib_carrier_work(struct work_struct *work)
+/* Never waits for RTNL, so that ndo_stop (under RTNL) may cancel it. */
+static void ipoib_mcast_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      carrier_work);
-	struct net_device *dev = priv->dev;
-	struct ipoib_mcast *bc;
-	bool on;
+					      mcast_work.work);
 
 	if (!rtnl_trylock()) {
-		queue_work(system_wq, &priv->carrier_work);
+		ipoib_mcast_schedule(priv, 1);
 		return;
 	}
-	rcu_read_lock();
-	bc = priv->broadcast;
-	on = test_bit(IPOIB_FLAG_OPER_UP, &priv->flags) && bc &&
-	     READ_ONCE(bc->state) == IPOIB_MCAST_JOINED;
-	rcu_read_unlock();
-	if (on) {
-		unsigned int mtu = IPOIB_UD_MTU(priv->mcast_mtu);
-
-		dev->max_mtu = mtu;
-		if (priv->admin_mtu && priv->admin_mtu < mtu)
-			mtu = priv->admin_mtu;
-		if (dev->mtu != mtu)
-			dev_set_mtu(dev, mtu);
-		if (!netif_carrier_ok(dev))
-			netdev_info(dev, "joined the broadcast group, carrier on (MTU %u)\n",
-				    dev->mtu);
-		netif_carrier_on(dev);
-	} else if (netif_carrier_ok(dev)) {
-		netif_carrier_off(dev);
-	}
+	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
+		ipoib_mcast_run(priv, true);
 	rtnl_unlock();
 }
 
@@ -404,7 +407,6 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 	spin_lock_init(&priv->mcast_lock);
 	INIT_LIST_HEAD(&priv->mcasts);
 	INIT_DELAYED_WORK(&priv->mcast_work, ipoib_mcast_work);
-	INIT_WORK(&priv->carrier_work, ipoib_carrier_work);
 	priv->mcast_mtu = IPOIB_DEFAULT_IB_MTU;
 }
 
@@ -429,14 +431,12 @@ void ipoib_mcast_start(struct ipoib_dev *priv)
 	ipoib_mcast_schedule(priv, 0);
 }
 
-/* Interface down: leave every group and wait until all is undone. */
+/* Interface down (under RTNL): leave every group, here and now. */
 void ipoib_mcast_stop(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
-	mod_delayed_work(priv->wq, &priv->mcast_work, 0);
-	flush_delayed_work(&priv->mcast_work);
-	cancel_work_sync(&priv->carrier_work);
-	netif_carrier_off(priv->dev);
+	cancel_delayed_work_sync(&priv->mcast_work);
+	ipoib_mcast_run(priv, false);
 }
 
 /* The device's multicast list changed (atomic context). */
