@@ -135,11 +135,14 @@ struct ipoib_hca {
 	struct ib_device *ca;
 	struct mutex lock;		/* protects ports, see top of file */
 	struct list_head ports;		/* struct ipoib_dev.hca_node */
+	struct ib_event_handler event_handler;
 };
 
 enum ipoib_flags {
 	IPOIB_FLAG_QP_READY,	/* UD QP is in RTS */
 	IPOIB_FLAG_OPER_UP,	/* interface is open: joins may run */
+	IPOIB_FLAG_REJOIN,	/* port/SM event: flush and join again */
+	IPOIB_FLAG_RESTART,	/* transmit timeout: restart unconditionally */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -284,6 +287,8 @@ struct ipoib_dev {
 	unsigned int admin_mtu;		/* set by the user; 0: follow group */
 
 	struct ipoib_counters counters;
+	struct dentry *debugfs_mcg;
+	struct dentry *debugfs_path;
 };
 
 static inline struct ipoib_dev *ipoib_priv(const struct net_device *dev)
@@ -324,6 +329,15 @@ void ipoib_mcast_restart(struct ipoib_dev *priv);
 netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const u8 *mgid);
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
+void ipoib_mcast_port_event(struct ipoib_dev *priv);
+
+/* ipoib_fs.c: debugfs views (ibX_mcg, ibX_path) */
+void ipoib_fs_init(void);
+void ipoib_fs_exit(void);
+void ipoib_fs_add(struct ipoib_dev *priv);
+void ipoib_fs_del(struct ipoib_dev *priv);
+void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m);
+void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m);
 
 /* ipoib_ethtool.c */
 void ipoib_set_ethtool_ops(struct net_device *dev);

@@ -9,6 +9,7 @@
  * new address simply carries the new QPN.
  */
 #include <linux/jhash.h>
+#include <linux/seq_file.h>
 
 #include "ipoib.h"
 
@@ -255,4 +256,18 @@ void ipoib_path_cleanup(struct ipoib_dev *priv)
 {
 	cancel_delayed_work_sync(&priv->path_gc_work);
 	ipoib_path_evict(priv, true);
+}
+
+void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m)
+{
+	struct ipoib_path *path;
+	unsigned int bkt;
+
+	rcu_read_lock();
+	hash_for_each_rcu(priv->paths, bkt, path, node)
+		seq_printf(m, "GID: %pI6c complete: %s DLID: 0x%04x SL: %u rate: %u\n",
+			   path->dgid.raw,
+			   READ_ONCE(path->state) == IPOIB_PATH_READY ?
+			   "yes" : "no", path->dlid, path->sl, path->rate);
+	rcu_read_unlock();
 }

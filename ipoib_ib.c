@@ -301,6 +301,10 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 				      wc->status, wc->vendor_err);
 			dev->stats.rx_errors++;
 		}
+		/* as for sends: an error while running may mean a dead QP */
+		if (wc->status != IB_WC_SUCCESS &&
+		    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
+			schedule_work(&priv->reset_work);
 		ib_dma_unmap_single(priv->ca, mapping, priv->rx_buf_size,
 				    DMA_FROM_DEVICE);
 		dev_kfree_skb_any(skb);
@@ -366,6 +370,13 @@ static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			ipoib_warn_rl(priv, "send error %d (vendor 0x%x)\n",
 				      wc->status, wc->vendor_err);
+		/*
+		 * Unless we are stopping, the QP may have left RTS (rxe
+		 * flushes it when the port goes down under a send): check
+		 * and recover.
+		 */
+		if (test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
+			schedule_work(&priv->reset_work);
 		priv->dev->stats.tx_errors++;
 		dev_kfree_skb_any(tx->skb);
 	} else {

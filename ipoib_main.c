@@ -166,7 +166,21 @@ static int ipoib_ndo_change_mtu(struct net_device *dev, int new_mtu)
 	return 0;
 }
 
-/* A send that never completes: restart the datapath and rejoin. */
+static bool ipoib_qp_broken(struct ipoib_dev *priv)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(priv->qp, &attr, IB_QP_STATE, &init))
+		return true;
+	return attr.qp_state != IB_QPS_RTS;
+}
+
+/*
+ * Restart the datapath and rejoin after a transmit timeout, or when a
+ * work completion error took the UD QP out of RTS (rxe does that when the
+ * port goes down under a send).
+ */
 static void ipoib_reset_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
@@ -177,10 +191,13 @@ static void ipoib_reset_work(struct work_struct *work)
 		schedule_work(&priv->reset_work);
 		return;
 	}
-	if (netif_running(dev)) {
+	if (netif_running(dev) &&
+	    (test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
+	     ipoib_qp_broken(priv))) {
+		netdev_warn(dev, "restarting the datapath\n");
 		ipoib_ndo_stop(dev);
 		if (ipoib_ndo_open(dev))
-			netdev_err(dev, "cannot restart after transmit timeout\n");
+			netdev_err(dev, "cannot restart the datapath\n");
 	}
 	rtnl_unlock();
 }
@@ -191,6 +208,7 @@ static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
 
 	netdev_warn(dev, "transmit timeout: %u sends in flight, restarting\n",
 		    priv->tx_head - priv->tx_tail);
+	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
 	schedule_work(&priv->reset_work);
 }
 
@@ -291,6 +309,7 @@ static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 	mutex_lock(&hca->lock);
 	list_add_tail(&priv->hca_node, &hca->ports);
 	mutex_unlock(&hca->lock);
+	ipoib_fs_add(priv);
 
 	fabric->describe(priv, where, sizeof(where));
 	netdev_info(dev, "%s port %u, %s, P_Key 0x%04x, UD QPN 0x%06x\n",
@@ -307,6 +326,7 @@ static void ipoib_remove_port(struct ipoib_dev *priv)
 {
 	struct net_device *dev = priv->dev;
 
+	ipoib_fs_del(priv);
 	mutex_lock(&priv->hca->lock);
 	list_del(&priv->hca_node);
 	mutex_unlock(&priv->hca->lock);
@@ -315,6 +335,38 @@ static void ipoib_remove_port(struct ipoib_dev *priv)
 }
 
 static struct ib_client ipoib_client;
+
+/* Port and SM events invalidate paths and memberships. */
+static void ipoib_event(struct ib_event_handler *handler,
+			struct ib_event *event)
+{
+	struct ipoib_hca *hca = container_of(handler, struct ipoib_hca,
+					     event_handler);
+	struct ipoib_dev *priv;
+
+	switch (event->event) {
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_LID_CHANGE:
+	case IB_EVENT_CLIENT_REREGISTER:
+	case IB_EVENT_SM_CHANGE:
+	case IB_EVENT_PKEY_CHANGE:
+	case IB_EVENT_GID_CHANGE:
+		break;
+	default:
+		return;
+	}
+	/* events come from ib_core's workqueue: process context */
+	mutex_lock(&hca->lock);
+	list_for_each_entry(priv, &hca->ports, hca_node) {
+		if (priv->port != event->element.port_num)
+			continue;
+		ipoib_dbg(priv, 1, "port event %s\n",
+			  ib_event_msg(event->event));
+		ipoib_mcast_port_event(priv);
+	}
+	mutex_unlock(&hca->lock);
+}
 
 static int ipoib_add_one(struct ib_device *ca)
 {
@@ -340,6 +392,8 @@ static int ipoib_add_one(struct ib_device *ca)
 		kfree(hca);
 		return -EOPNOTSUPP;
 	}
+	INIT_IB_EVENT_HANDLER(&hca->event_handler, ca, ipoib_event);
+	ib_register_event_handler(&hca->event_handler);
 	ib_set_client_data(ca, &ipoib_client, hca);
 	return 0;
 }
@@ -349,6 +403,7 @@ static void ipoib_remove_one(struct ib_device *ca, void *client_data)
 	struct ipoib_hca *hca = client_data;
 	struct ipoib_dev *priv, *tmp;
 
+	ib_unregister_event_handler(&hca->event_handler);
 	list_for_each_entry_safe(priv, tmp, &hca->ports, hca_node)
 		ipoib_remove_port(priv);
 	mutex_destroy(&hca->lock);
@@ -374,10 +429,13 @@ static int __init ipoib_init(void)
 
 	ipoib_sendq_size = ipoib_queue_size(ipoib_sendq_size);
 	ipoib_recvq_size = ipoib_queue_size(ipoib_recvq_size);
+	ipoib_fs_init();
 	ipoib_fabric_ib_register();
 	ret = ib_register_client(&ipoib_client);
-	if (ret)
+	if (ret) {
 		ipoib_fabric_ib_unregister();
+		ipoib_fs_exit();
+	}
 	return ret;
 }
 
@@ -385,6 +443,7 @@ static void __exit ipoib_exit(void)
 {
 	ib_unregister_client(&ipoib_client);
 	ipoib_fabric_ib_unregister();
+	ipoib_fs_exit();
 }
 
 module_init(ipoib_init);

@@ -8,6 +8,8 @@
  * group; transmit only reads the list under RCU.
  */
 #include <linux/rtnetlink.h>
+#include <linux/seq_file.h>
+#include <rdma/ib_cache.h>
 
 #include "ipoib.h"
 
@@ -318,6 +320,18 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 
 	ASSERT_RTNL();
 	mutex_lock(&priv->mcast_mutex);
+	if (up && !priv->broadcast) {
+		mc = ipoib_mcast_new(priv, priv->dev->broadcast + 4, GFP_KERNEL);
+		if (mc) {
+			mc->wanted = true;
+			priv->broadcast = mc;
+			spin_lock_bh(&priv->mcast_lock);
+			list_add_rcu(&mc->list, &priv->mcasts);
+			spin_unlock_bh(&priv->mcast_lock);
+		} else {
+			next = jiffies + HZ;
+		}
+	}
 	if (up)
 		ipoib_mcast_sync_list(priv);
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
@@ -342,6 +356,15 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 		ipoib_mcast_schedule(priv, max_t(long, next - jiffies, 1));
 }
 
+static bool ipoib_port_active(struct ipoib_dev *priv)
+{
+	enum ib_port_state state;
+
+	/* the cache, not ib_query_port(): no RTNL inside */
+	return !ib_get_cached_port_state(priv->ca, priv->port, &state) &&
+	       state == IB_PORT_ACTIVE;
+}
+
 /* Never waits for RTNL, so that ndo_stop (under RTNL) may cancel it. */
 static void ipoib_mcast_work(struct work_struct *work)
 {
@@ -352,9 +375,39 @@ static void ipoib_mcast_work(struct work_struct *work)
 		ipoib_mcast_schedule(priv, 1);
 		return;
 	}
-	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
-		ipoib_mcast_run(priv, true);
+	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags)) {
+		/*
+		 * A port or SM event invalidates memberships and paths: drop
+		 * them all and join again at once (the in-tree driver's
+		 * backoff could take 16 s here).
+		 */
+		if (test_and_clear_bit(IPOIB_FLAG_REJOIN, &priv->flags)) {
+			ipoib_mcast_run(priv, false);
+			ipoib_path_flush(priv);
+		}
+		ipoib_mcast_run(priv, ipoib_port_active(priv));
+	}
 	rtnl_unlock();
+}
+
+/* Port error/active, LID, SM, P_Key or GID change (process context). */
+void ipoib_mcast_port_event(struct ipoib_dev *priv)
+{
+	set_bit(IPOIB_FLAG_REJOIN, &priv->flags);
+	ipoib_mcast_schedule(priv, 0);
+}
+
+void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
+{
+	struct ipoib_mcast *mc;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(mc, &priv->mcasts, list)
+		seq_printf(m, "GID: %pI6c created: %lu queuelen: %u complete: %s send_only: %s\n",
+			   mc->mgid, mc->created, skb_queue_len(&mc->queue),
+			   READ_ONCE(mc->state) == IPOIB_MCAST_JOINED ?
+			   "yes" : "no", mc->sendonly ? "yes" : "no");
+	rcu_read_unlock();
 }
 
 netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
@@ -413,20 +466,7 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 /* Interface up: join the broadcast group, then the multicast list. */
 void ipoib_mcast_start(struct ipoib_dev *priv)
 {
-	struct ipoib_mcast *bc;
-
-	bc = ipoib_mcast_new(priv, priv->dev->broadcast + 4, GFP_KERNEL);
-	mutex_lock(&priv->mcast_mutex);
-	if (bc) {
-		bc->wanted = true;
-		priv->broadcast = bc;
-		spin_lock_bh(&priv->mcast_lock);
-		list_add_rcu(&bc->list, &priv->mcasts);
-		spin_unlock_bh(&priv->mcast_lock);
-	} else {
-		netdev_err(priv->dev, "no memory for the broadcast group\n");
-	}
-	mutex_unlock(&priv->mcast_mutex);
+	clear_bit(IPOIB_FLAG_REJOIN, &priv->flags);
 	set_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
 	ipoib_mcast_schedule(priv, 0);
 }

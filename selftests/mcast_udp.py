@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""UDP multicast helper for the selftests.
+
+recv GROUP PORT IFNAME SECONDS [--no-join]  print "rx" per datagram
+send GROUP PORT IFNAME COUNT                send COUNT datagrams
+"""
+import socket
+import struct
+import sys
+import time
+
+
+def ifindex(name):
+    return socket.if_nametoindex(name)
+
+
+def recv(group, port, ifname, seconds, join=True):
+    v6 = ':' in group
+    fam = socket.AF_INET6 if v6 else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('::' if v6 else '0.0.0.0', port))
+    if join:
+        if v6:
+            mreq = socket.inet_pton(fam, group) + struct.pack('@I', ifindex(ifname))
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, mreq)
+        else:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
+            mreq = struct.pack('4s4si', socket.inet_aton(group),
+                               socket.inet_aton('0.0.0.0'), ifindex(ifname))
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+    print('ready', flush=True)
+    end = time.time() + seconds
+    while time.time() < end:
+        s.settimeout(max(0.1, end - time.time()))
+        try:
+            s.recv(2048)
+            print('rx', flush=True)
+        except socket.timeout:
+            pass
+
+
+def send(group, port, ifname, count):
+    v6 = ':' in group
+    fam = socket.AF_INET6 if v6 else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    if v6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, ifindex(ifname))
+    else:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
+    for i in range(count):
+        s.sendto(b'ipoib multicast %d' % i, (group, port))
+        time.sleep(0.05)
+
+
+if __name__ == '__main__':
+    cmd, group, port, ifname, arg = sys.argv[1:6]
+    if cmd == 'recv':
+        recv(group, int(port), ifname, float(arg), '--no-join' not in sys.argv)
+    else:
+        send(group, int(port), ifname, int(arg))

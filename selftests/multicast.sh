@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# IP multicast over IPoIB (RFC 4391 s4, s10) with three soft-RoCE guests:
+# a group joined by B reaches B and not C (which is no member); after B
+# leaves, the group is gone from B's ibX_mcg. IPv4 and IPv6. Then port
+# events: B's NIC goes down and up; carrier follows and traffic resumes.
+GUESTS=3
+VM_TIMEOUT=400
+. "$(dirname "$0")/lib.sh"
+
+idx=$(($(printf '%d' "'$ROLE") - 64))
+mc=$IPOIB_TOP/selftests/mcast_udp.py
+ip link set eth0 mtu 4200
+rxe_up
+check "modprobe ib_ipoib" modprobe ib_ipoib
+check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
+ifc=$(ipoib_if rxe0)
+ip link set "$ifc" up
+check "carrier" wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+mcg=/sys/kernel/debug/ipoib/${ifc}_mcg
+check "debugfs lists the joined broadcast group" \
+	grep -q "GID: ff12:401b:ffff::ffff:ffff .*complete: yes" "$mcg"
+
+# group MGIDs (RFC 4391 s4): low 28 bits of 239.1.2.3, low 80 of ff05::4242
+v4_mgid="ff12:401b:ffff::f01:203"
+v6_mgid="ff12:601b:ffff::4242"
+
+mcast_round() {	# mcast_round GROUP MGID NAME
+	local group=$1 mgid=$2 name=$3
+	case $ROLE in
+	A)
+		wait_for B "$name-ready" 60
+		wait_for C "$name-ready" 60
+		python3 "$mc" send "$group" 5000 "$ifc" 20
+		signal "$name-sent"
+		;;
+	B)
+		python3 "$mc" recv "$group" 5000 "$ifc" 25 >/tmp/rx.$name &
+		wait_until 10 grep -q ready /tmp/rx.$name
+		check "$name: group joined on the fabric" \
+			wait_until 10 grep -q "GID: $mgid .*complete: yes" "$mcg"
+		signal "$name-ready"
+		wait_for A "$name-sent" 60
+		kill %1 2>/dev/null; wait
+		log "$name: member received $(grep -c '^rx' /tmp/rx.$name) of 20"
+		check "$name: the member receives the group's traffic" \
+			test "$(grep -c '^rx' /tmp/rx.$name)" -ge 15
+		check "$name: after the leave the group is gone" \
+			wait_until 10 sh -c "! grep -q 'GID: $mgid' $mcg"
+		;;
+	C)
+		python3 "$mc" recv "$group" 5000 "$ifc" 25 --no-join >/tmp/rx.$name &
+		wait_until 10 grep -q ready /tmp/rx.$name
+		signal "$name-ready"
+		wait_for A "$name-sent" 60
+		kill %1 2>/dev/null; wait
+		check "$name: the non-member has no such group" \
+			sh -c "! grep -q 'GID: $mgid' $mcg"
+		check "$name: the non-member receives nothing" \
+			test "$(grep -c '^rx' /tmp/rx.$name)" = 0
+		;;
+	esac
+	barrier "$name-done"
+}
+
+barrier configured
+mcast_round 239.1.2.3 "$v4_mgid" ipv4
+mcast_round ff05::4242 "$v6_mgid" ipv6
+
+# Port events: B's NIC goes down and comes back under ping from A.
+case $ROLE in
+A)
+	wait_for B nic-cycled 90
+	check "ping B after its port came back" ping -c 3 -W 5 10.20.0.2
+	;;
+B)
+	check "ping A before the port event" ping -c 2 -W 5 10.20.0.1
+	ip link set eth0 down
+	check "carrier goes off with the port" \
+		wait_until 10 grep -qx 0 "/sys/class/net/$ifc/carrier"
+	ip link set eth0 up
+	t0=$(date +%s%N)
+	check "carrier comes back with the port" \
+		wait_until 20 grep -qx 1 "/sys/class/net/$ifc/carrier"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	log "carrier back ${ms} ms after eth0 up (includes rxe's own port bring-up)"
+	echo "$ms" >"$SHARED/carrier_ms"
+	check "ping A after the port came back" ping -c 3 -W 5 10.20.0.1
+	signal nic-cycled
+	;;
+esac
+barrier end
+log "state of $ifc:"
+ethtool -S "$ifc" | sed 's/^/#   /'
+ip neigh show dev "$ifc" | sed 's/^/#   /'
+sed 's/^/#   /' "$mcg" "/sys/kernel/debug/ipoib/${ifc}_path"
+finish
