@@ -75,9 +75,11 @@ barrier iperf-done
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier udp-listening
 if [ "$ROLE" = A ]; then
-	# TCG guests with soft-RoCE: 20 Mbit/s already lost ~5% in rxe
-	check "iperf3 UDP to B at 5 Mbit/s without loss" \
-		sh -c "iperf3 -u -b 5M -t 3 -c 10.20.0.$peer --json | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"end\"][\"sum\"]; print(s); sys.exit(s[\"lost_packets\"] != 0)'"
+	# TCG guests with soft-RoCE: 20 Mbit/s lost ~5% in rxe (no receive
+	# posted while the guest was not scheduled), 5 Mbit/s up to 15% on a
+	# loaded host; 2 Mbit/s (60 datagrams/s) leaves the ring 4 s of slack
+	check "iperf3 UDP to B at 2 Mbit/s without loss" \
+		sh -c "iperf3 -u -b 2M -t 3 -c 10.20.0.$peer --json | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"end\"][\"sum\"]; print(s); sys.exit(s[\"lost_packets\"] != 0)'"
 fi
 barrier udp-done
 pkill iperf3
