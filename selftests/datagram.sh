@@ -75,13 +75,18 @@ barrier iperf-done
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier udp-listening
 if [ "$ROLE" = A ]; then
-	# TCG guests with soft-RoCE: 20 Mbit/s lost ~5% in rxe (no receive
-	# posted while the guest was not scheduled), 5 Mbit/s up to 15% on a
-	# loaded host; 2 Mbit/s (60 datagrams/s) leaves the ring 4 s of slack
-	check "iperf3 UDP to B at 2 Mbit/s without loss" \
-		sh -c "iperf3 -u -b 2M -t 3 -c 10.20.0.$peer --json | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"end\"][\"sum\"]; print(s); sys.exit(s[\"lost_packets\"] != 0)'"
+	# End-to-end UDP loss on TCG guests depends on host load (iperf3's
+	# socket buffer, rxe's receive queue while the guest is descheduled):
+	# 0% on an idle host, up to 7% at 2 Mbit/s on a loaded one. Require
+	# most to arrive and none to be dropped by ib_ipoib itself.
+	check "iperf3 UDP to B at 2 Mbit/s: >= 80% arrive" \
+		sh -c "iperf3 -u -b 2M -t 3 -c 10.20.0.$peer --json | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"end\"][\"sum\"]; print(s); sys.exit(s[\"lost_percent\"] > 20)'"
+	check "no packet dropped by ib_ipoib on the way (tx_dropped, tx_no_path)" \
+		sh -c "ethtool -S $ifc | grep -E ' (tx_dropped|tx_no_path): ' | grep -qv ': 0$' && exit 1 || exit 0"
 fi
 barrier udp-done
+check "no receive buffer shortage in ib_ipoib (rx_no_buf)" \
+	sh -c "ethtool -S $ifc | grep -qx ' *rx_no_buf: 0'"
 pkill iperf3
 ip -s link show "$ifc"
 ethtool -S "$ifc"
