@@ -6,28 +6,59 @@
 # guest program, prints TAP from what each guest reported and exits. In a
 # guest it provides the guest library and a few IPoIB helpers.
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
+#   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
+#                that debug kernel instead (make check-debug); its VM time
+#                limit is IPOIB_DEBUG_SLOWDOWN (default 3) times the test's
 #   GUESTS       set by the test before sourcing: number of guests
 #   VM_TIMEOUT   set by the test before sourcing: seconds (default 300)
+#   VM_ALLOC_FAILURES_EXPECTED  set to 1 by a test that injects allocation
+#                failures: the kernel's reports of them are no problem
+# A test takes one option: --module KO boots the guests with KO (built for
+# that kernel) instead of building this checkout's module.
 
 IPOIB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 if [ -z "${ROLE:-}" ]; then
 	set -u
 	kver=${IPOIB_KVER:-6.12.117+deb12-amd64}
+	timeout=${VM_TIMEOUT:-300}
 	test=$(basename "$0" .sh)
+	module=
+	vm_args=()
+	kmake_args=()
+	case ${1:-} in
+	--module) module=$(realpath "${2:?--module KO}") ;;
+	'') ;;
+	*) echo "usage: $0 [--module KO]" >&2; exit 2 ;;
+	esac
+	if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
+		DEBUG_KVER='' DEBUG_KDIR='' DEBUG_IMAGE='' DEBUG_MODROOT=''
+		# shellcheck source=/dev/null
+		. "$IPOIB_DEBUG_KERNEL"
+		kver=$DEBUG_KVER
+		timeout=$((timeout * ${IPOIB_DEBUG_SLOWDOWN:-3}))
+		kmake_args=(KDIR="$DEBUG_KDIR")
+		# pci=noacpi: without it ACPI time-outs cost this kernel a minute
+		vm_args=(--kernel "$DEBUG_IMAGE" --modroot "$DEBUG_MODROOT"
+			--append pci=noacpi)
+	fi
 	out=$IPOIB_TOP/build/vm/runs/$test-$kver
 	rm -rf "$out"
 	mkdir -p "$out"
 	echo "TAP version 13"
-	if ! make -s -C "$IPOIB_TOP" modules KVER="$kver" >"$out/build.log" 2>&1; then
+	if [ -z "$module" ] && ! make -s -C "$IPOIB_TOP" modules KVER="$kver" \
+		"${kmake_args[@]}" >"$out/build.log" 2>&1; then
 		echo "1..1"
 		echo "not ok 1 - $test: module build for $kver"
 		sed 's/^/# /' "$out/build.log"
 		exit 1
 	fi
+	[ -z "$module" ] || vm_args+=(--module "$module")
+	[ -z "${VM_ALLOC_FAILURES_EXPECTED:-}" ] ||
+		vm_args+=(--alloc-failures-expected)
 	"$IPOIB_TOP/tools/vm/run.sh" --kver "$kver" --guests "${GUESTS:-2}" \
-		--timeout "${VM_TIMEOUT:-300}" --script "$(realpath "$0")" \
-		--out "$out" >"$out/run.log" 2>&1
+		--timeout "$timeout" --script "$(realpath "$0")" \
+		--out "$out" "${vm_args[@]}" >"$out/run.log" 2>&1
 	rc=$?
 	n=0
 	fails=0

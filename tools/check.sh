@@ -9,56 +9,14 @@
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 2
 KVERS=${KVERS:-"6.12.117+deb12-amd64 6.1.0-56-amd64"}
 TESTS=${TESTS:-$(sed -n 's/^TEST_PROGS *:= *//p' selftests/Makefile)}
-logs=$top/build/check
-rm -rf "$logs"
-mkdir -p "$logs"
-passed=0
-failed=0
-start=$(date +%s)
-
-record() {	# record NAME RC LOG
-	if [ "$2" -eq 0 ]; then
-		passed=$((passed + 1))
-		echo "ok - $1"
-	else
-		failed=$((failed + 1))
-		echo "not ok - $1"
-		[ -n "${3:-}" ] && tail -n 40 "$3" | sed 's/^/#   /'
-	fi
-}
-
-# step NAME CMD...: one test, passed iff CMD exits 0
-step() {
-	local name=$1 log
-	shift
-	log=$logs/$(echo "$name" | tr -c 'a-zA-Z0-9._-' '_').log
-	"$@" >"$log" 2>&1
-	record "$name" $? "$log"
-}
-
-# tap NAME CMD...: every TAP result line of CMD counts as a test; CMD
-# failing without a failed TAP line is one more failure.
-tap() {
-	local name=$1 log rc n0=$failed line
-	shift
-	log=$logs/$(echo "$name" | tr -c 'a-zA-Z0-9._-' '_').log
-	"$@" >"$log" 2>&1
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) record "$name: ${line#ok }" 0 ;;
-		"not ok "*) record "$name: ${line#not ok }" 1 ;;
-		esac
-	done < <(grep -E '^(not )?ok ' "$log")
-	if [ $rc -ne 0 ] && [ $failed -eq $n0 ]; then
-		record "$name (exit $rc)" 1 "$log"
-	elif [ $failed -ne $n0 ]; then
-		tail -n 60 "$log" | sed 's/^/#   /'
-	fi
-}
+CHECK_LOGS=$top/build/check
+rm -rf "$CHECK_LOGS"
+mkdir -p "$CHECK_LOGS"
+# shellcheck source=tools/check-lib.sh
+. "$top/tools/check-lib.sh"
 
 build_clean() {	# W=1 build with no warning at all
 	local out
@@ -94,6 +52,4 @@ for k in $KVERS; do
 	done
 done
 
-echo "# make check took $(($(date +%s) - start)) s; logs in build/check/"
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+check_summary "make check"

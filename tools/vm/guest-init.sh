@@ -5,7 +5,7 @@
 # Reads ipoib_vm.role= and ipoib_vm.conf= from the kernel command line; the
 # conf file (written by run.sh into its output directory, visible through the
 # read-only host root) is sourced and sets VM_SCRIPT, VM_ROLES, VM_KVER,
-# VM_MODULE, VM_DEPMOD, VM_CWD and VM_ENV.
+# VM_MODULE, VM_DEPMOD, VM_MODDIR, VM_CWD and VM_ENV.
 #
 # Sets up the guest (mounts, /shared, eth0 10.10.0.<1+index>/24, optional
 # ib_ipoib.ko in /lib/modules/KVER/updates/), runs `bash VM_SCRIPT` with
@@ -61,7 +61,8 @@ mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=512000 shared /sha
 [ -n "$ROLE" ] || fatal "no ipoib_vm.role= on the kernel command line"
 [ -r "$conf" ] || fatal "cannot read conf '$conf'"
 
-VM_SCRIPT='' VM_ROLES='' VM_KVER='' VM_MODULE='' VM_DEPMOD='' VM_CWD=/ VM_ENV=''
+VM_SCRIPT='' VM_ROLES='' VM_KVER='' VM_MODULE='' VM_DEPMOD='' VM_MODDIR=''
+VM_CWD=/ VM_ENV=''
 # shellcheck source=/dev/null
 . "$conf"
 
@@ -76,6 +77,17 @@ done
 
 hostname "vm-$ROLE"
 echo "guest-init: role $ROLE up at $(uptime_s) s"
+
+# A kernel built here (run.sh --modroot) keeps its modules outside the
+# host's /lib/modules; they appear where modprobe looks for them. The bind
+# mount is of the overlay, so updates/ below stays writable.
+if [ -n "$VM_MODDIR" ]; then
+	mkdir -p "/lib/modules/$VM_KVER"
+	mount --bind "$VM_MODDIR" "/lib/modules/$VM_KVER" ||
+		fatal "cannot bind-mount $VM_MODDIR"
+fi
+mountpoint -q /sys/kernel/debug ||
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 
 # The NIC. No udev here: load the driver by hand; the kernel names it eth0.
 ip link set lo up
@@ -124,6 +136,15 @@ export VM_LIB="${0%/*}/guest-lib.sh"
 if [ -n "$VM_ENV" ]; then
 	# shellcheck source=/dev/null
 	. "$VM_ENV"
+fi
+
+# kmemleak (debug kernels): what boot left unreferenced is not the test's;
+# mark it seen, so that the scan of guest-lib.sh's finish reports only what
+# the test leaked.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	echo clear >/sys/kernel/debug/kmemleak
+	echo "guest-init: kmemleak baseline at $(uptime_s) s"
 fi
 
 echo "guest-init: running $VM_SCRIPT as $ROLE at $(uptime_s) s"

@@ -167,9 +167,27 @@ rxe_up() {
 	return "$CHECK_RC"
 }
 
-# finish: end the script; exit status 0 iff no check failed.
+# vm_kmemleak: on a kernel with kmemleak, scan for leaks and print them;
+# fails if there is any. Objects younger than 5 s are never reported, so it
+# waits that long after the test's last step, and scans twice to settle
+# pointers that were in flight during the first scan.
+vm_kmemleak() {
+	local f=/sys/kernel/debug/kmemleak report
+	sleep 6
+	echo scan >"$f" && echo scan >"$f" || return 1
+	report=$(cat "$f") || return 1
+	[ -z "$report" ] && return 0
+	echo "$report"
+	return 1
+}
+
+# finish: end the script; exit status 0 iff no check failed. On a kernel
+# with kmemleak it first checks that the test leaked nothing.
 finish() {
 	local n
+	if [ -e /sys/kernel/debug/kmemleak ]; then
+		check "kmemleak: no unreferenced object" vm_kmemleak
+	fi
 	n=$(wc -l <"$VM_FAIL_FILE")
 	if [ "$n" -eq 0 ]; then
 		log "$ROLE: all checks passed"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitramfs.sh KVER OUT
+# mkinitramfs.sh KVER OUT [MODROOT]
 #
 # Build the tiny busybox-static initramfs (an uncompressed newc cpio archive)
 # used by run.sh for kernel KVER and write it to OUT. /init is
@@ -10,21 +10,25 @@
 # taken from /lib/modules/KVER in load order as `modprobe --show-depends`
 # prints it, decompressed (busybox insmod cannot read .ko.xz / .ko.zst).
 # Modules built into KVER are skipped. Nothing is loaded on the host.
+# MODROOT: take the modules from MODROOT/lib/modules/KVER instead (a kernel
+# built here and installed with INSTALL_MOD_PATH=MODROOT).
 set -eu
 
 usage() {
 	echo "usage: $0 KVER OUT" >&2
 	exit 2
 }
-[ $# -eq 2 ] || usage
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage
 kver=$1
 out=$2
+modroot=${3:-/}
 here=$(cd "$(dirname "$0")" && pwd)
 busybox=/bin/busybox
 # Modules /init needs, in the order they must end up loaded.
 wanted="virtio_pci 9pnet_virtio 9p overlay"
 
-[ -d "/lib/modules/$kver" ] || { echo "$0: no /lib/modules/$kver" >&2; exit 1; }
+[ -d "$modroot/lib/modules/$kver" ] ||
+	{ echo "$0: no $modroot/lib/modules/$kver" >&2; exit 1; }
 [ -x "$busybox" ] || { echo "$0: $busybox missing (busybox-static)" >&2; exit 1; }
 if ldd "$busybox" >/dev/null 2>&1; then
 	echo "$0: $busybox is not static (install busybox-static)" >&2
@@ -42,7 +46,7 @@ install -m 0755 "$here/initramfs-init.sh" "$root/init"
 # dependencies first, and repeats) and "builtin NAME" for built-in ones.
 : >"$root/modules/order"
 for m in $wanted; do
-	modprobe -S "$kver" --show-depends "$m" || {
+	modprobe -d "$modroot" -S "$kver" --show-depends "$m" || {
 		echo "$0: cannot resolve $m for $kver" >&2
 		exit 1
 	}

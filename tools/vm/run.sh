@@ -3,6 +3,8 @@
 #
 # run.sh --kver KVER --guests N --script PATH [--timeout SECONDS] [--out DIR]
 #        [--module KO] [--no-module] [--env NAME=VALUE]...
+#        [--kernel IMAGE --modroot DIR] [--append ARGS] [--machine TYPE]
+#        [--alloc-failures-expected]
 #
 # Boot N (>= 2) QEMU/TCG guests (roles A, B, C, ...) of /boot/vmlinuz-KVER on
 # one virtual Ethernet segment, run `bash PATH` in each of them (see
@@ -16,6 +18,16 @@
 #   --env N=V     export N=V in the guest script's environment (repeatable)
 #   --out DIR     results (default: a new dir under build/vm/runs/)
 #   --timeout S   for the whole run (default 300)
+#   --kernel IMAGE  boot IMAGE instead of /boot/vmlinuz-KVER (a kernel built
+#                 here, e.g. the debug kernel of tools/debug-kernel/build.sh)
+#   --modroot DIR the modules of that kernel are DIR/lib/modules/KVER
+#                 (modules_install INSTALL_MOD_PATH=DIR); the guests see
+#                 them at /lib/modules/KVER
+#   --append ARGS more kernel command line
+#   --machine T   QEMU machine type (default q35)
+#   --alloc-failures-expected  the kernel's report of a failed allocation
+#                 (warn_alloc: "page allocation failure", "vmalloc error",
+#                 with its call trace) is no problem: fault injection
 #
 # A guest passes iff its script exited 0 and neither its console nor its
 # dmesg shows a kernel problem (see bad_patterns below). Exit status: 0 if
@@ -29,7 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 usage() {
-	sed -n '4,5p' "$0" | sed 's/^# //' >&2
+	sed -n '4,7p' "$0" | sed 's/^# //' >&2
 	exit 2
 }
 die() {
@@ -44,6 +56,11 @@ timeout=300
 out=
 module=
 module_set=
+kernel=
+modroot=
+append=
+machine=q35
+alloc_ok=
 envs=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -55,6 +72,11 @@ while [ $# -gt 0 ]; do
 	--module) module=${2:?}; module_set=1; shift 2 ;;
 	--no-module) module=; module_set=1; shift ;;
 	--env) envs+=("${2:?}"); shift 2 ;;
+	--kernel) kernel=${2:?}; shift 2 ;;
+	--modroot) modroot=${2:?}; shift 2 ;;
+	--append) append=${2:?}; shift 2 ;;
+	--machine) machine=${2:?}; shift 2 ;;
+	--alloc-failures-expected) alloc_ok=1; shift ;;
 	-h | --help) usage ;;
 	*) echo "run.sh: unknown argument $1" >&2; usage ;;
 	esac
@@ -67,9 +89,14 @@ if [ "$nguests" -lt 2 ] || [ "$nguests" -gt 26 ]; then
 	die "--guests must be 2..26"
 fi
 case $timeout in '' | *[!0-9]*) die "--timeout: not a number" ;; esac
-kernel=/boot/vmlinuz-$kver
+kernel=${kernel:-/boot/vmlinuz-$kver}
 [ -r "$kernel" ] || die "no $kernel"
-[ -d "/lib/modules/$kver" ] || die "no /lib/modules/$kver"
+kernel=$(readlink -f "$kernel")
+if [ -n "$modroot" ]; then
+	modroot=$(readlink -f "$modroot")
+fi
+moddir=$modroot/lib/modules/$kver
+[ -d "$moddir" ] || die "no $moddir"
 [ -r "$script" ] || die "no script $script"
 script=$(readlink -f "$script")
 if [ -z "$module_set" ] && [ -e "$repo/build/$kver/ib_ipoib.ko" ]; then
@@ -92,11 +119,13 @@ done
 vmdir=$repo/build/vm
 mkdir -p "$vmdir"
 # One run at a time on this machine (2 cores; the guests are CPU-bound under
-# TCG and time out when runs overlap). The lock is inherited by QEMU and
-# vde_switch, so it is held until the last of them is gone.
-exec 9>>"$vmdir/lock"
+# TCG and time out when runs overlap), whichever checkout it comes from:
+# the lock is machine-wide. It is inherited by QEMU and vde_switch, so it is
+# held until the last of them is gone.
+lock=${IPOIB_VM_LOCK:-/tmp/ib_ipoib-vm.lock}
+exec 9>>"$lock"
 if ! flock -n 9; then
-	echo "run.sh: waiting for another run.sh to finish ($vmdir/lock)"
+	echo "run.sh: waiting for another run.sh to finish ($lock)"
 	flock 9
 fi
 if [ -z "$out" ]; then
@@ -106,7 +135,7 @@ fi
 mkdir -p "$out"
 out=$(readlink -f "$out")
 # These paths go on QEMU's and the kernel's command lines.
-case "$out$script$module$kernel" in
+case "$out$script$module$kernel$modroot" in
 *[[:space:],]*) die "paths must not contain spaces or commas" ;;
 esac
 # A fresh shared directory and fresh logs for this run.
@@ -128,13 +157,15 @@ elapsed() {
 # --- initramfs, cached by kernel version and content hash -----------------
 ihash=$( {
 	cat "$here/initramfs-init.sh" "$here/mkinitramfs.sh"
-	stat -c '%s %Y' /bin/busybox "/lib/modules/$kver/modules.dep"
+	echo "$moddir"
+	stat -c '%s %Y' /bin/busybox "$moddir/modules.dep"
 } | sha256sum | cut -c1-16)
 initrd=$vmdir/initramfs-$kver-$ihash.cpio
 if [ ! -e "$initrd" ]; then
 	echo "run.sh: building $initrd"
 	rm -f "$vmdir/initramfs-$kver-"*.cpio
-	"$here/mkinitramfs.sh" "$kver" "$initrd" || die "mkinitramfs failed"
+	"$here/mkinitramfs.sh" "$kver" "$initrd" ${modroot:+"$modroot"} ||
+		die "mkinitramfs failed"
 fi
 
 # --- depmod on the host, over a staging tree -------------------------------
@@ -147,14 +178,15 @@ depmod_dir=
 if [ -n "$module" ]; then
 	mhash=$( {
 		sha256sum "$module"
-		stat -c '%s %Y' "/lib/modules/$kver/modules.dep"
+		echo "$moddir"
+		stat -c '%s %Y' "$moddir/modules.dep"
 	} | sha256sum | cut -c1-16)
 	stage=$vmdir/depmod/$kver-$mhash
 	depmod_dir=$stage/lib/modules/$kver
 	if [ ! -e "$stage/done" ]; then
 		rm -rf "$stage"
 		mkdir -p "$depmod_dir/updates"
-		for f in "/lib/modules/$kver"/*; do
+		for f in "$moddir"/*; do
 			b=${f##*/}
 			case $b in
 			modules.order | modules.builtin | modules.builtin.modinfo) ;;
@@ -162,8 +194,8 @@ if [ -n "$module" ]; then
 			esac
 			ln -s "$f" "$depmod_dir/$b"
 		done
-		if [ -d "/lib/modules/$kver/updates" ]; then
-			for f in "/lib/modules/$kver/updates"/*; do
+		if [ -d "$moddir/updates" ]; then
+			for f in "$moddir/updates"/*; do
 				[ -e "$f" ] && ln -s "$f" "$depmod_dir/updates/"
 			done
 		fi
@@ -186,6 +218,7 @@ conf=$out/guest.conf
 	printf 'VM_KVER=%q\n' "$kver"
 	printf 'VM_MODULE=%q\n' "$module"
 	printf 'VM_DEPMOD=%q\n' "$depmod_dir"
+	printf 'VM_MODDIR=%q\n' "${modroot:+$moddir}"
 	printf 'VM_CWD=%q\n' "$repo"
 	if [ ${#envs[@]} -gt 0 ]; then
 		printf 'VM_ENV=%q\n' "$out/guest.env"
@@ -220,6 +253,7 @@ trap 'echo "run.sh: interrupted" >&2; exit 130' INT TERM HUP
 # --- start the guests -----------------------------------------------------
 cmdline_base="console=ttyS0 panic_on_warn=1 oops=panic panic=-1 slub_debug=FZPU"
 cmdline_base="$cmdline_base ipoib_vm.init=$here/guest-init.sh ipoib_vm.conf=$conf"
+cmdline_base="$cmdline_base${append:+ $append}"
 
 # start_guest ROLE INDEX NETDEV: start QEMU in the background.
 start_guest() {
@@ -227,7 +261,7 @@ start_guest() {
 	mac=$(printf '52:54:00:12:34:%02x' $((idx + 1)))
 	# q35: with the default i440fx machine, enabling each ACPI PCI
 	# interrupt link (LNKB..LNKD) takes ~2 s under TCG; q35 boots ~6 s faster.
-	qemu-system-x86_64 -name "ipoib-vm-$role" -machine q35 \
+	qemu-system-x86_64 -name "ipoib-vm-$role" -machine "$machine" \
 		-accel tcg,thread=multi -cpu max -m 1024 -smp 1 \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$out/console-$role.log" \
@@ -344,7 +378,10 @@ wall=$(elapsed)
 
 # --- judge ----------------------------------------------------------------
 # Kernel problems. Matched case-sensitively as extended regexps; "BUG" and
-# "Oops" as whole words so that e.g. "DEBUG" does not count.
+# "Oops" as whole words so that e.g. "DEBUG" does not count. The checkers
+# of a debug kernel report through these too: KASAN ("BUG: KASAN:"),
+# lockdep ("WARNING: possible circular locking ...", "BUG: sleeping
+# function ..."), UBSAN, kmemleak, debugobjects, list and refcount debug.
 bad_patterns=(
 	'\bBUG\b'
 	'WARNING:'
@@ -359,7 +396,25 @@ bad_patterns=(
 	'Kernel panic'
 	'general protection fault'
 	'Call Trace'
+	'\bUBSAN:'
+	'\bODEBUG:'
+	'unreferenced object 0x'
+	'suspected memory leak'
+	'trying to register non-static key'
 )
+
+# kernel_log FILE: FILE, less the reports of failed allocations if they are
+# expected (--alloc-failures-expected): from warn_alloc's first line to the
+# end of its call trace.
+kernel_log() {
+	if [ -z "$alloc_ok" ]; then
+		cat "$1"
+		return
+	fi
+	awk '/(page allocation failure|vmalloc error): / { skip = 1 }
+		!skip { print }
+		skip && /<\/TASK>/ { skip = 0 }' "$1"
+}
 
 # scan FILE KIND: print "PATTERN<TAB>LINE" for the first bad line of FILE.
 # KIND=console: only kernel lines count (they carry a printk timestamp);
@@ -370,15 +425,34 @@ scan() {
 	[ -r "$file" ] || return 1
 	for p in "${bad_patterns[@]}"; do
 		if [ "$kind" = console ]; then
-			line=$(grep -aE '\[ *[0-9]+\.[0-9]+\]' "$file" | grep -avE '^#' |
-				grep -aE -m1 -- "$p") || continue
+			line=$(kernel_log "$file" | grep -aE '\[ *[0-9]+\.[0-9]+\]' |
+				grep -avE '^#' | grep -aE -m1 -- "$p") || continue
 		else
-			line=$(grep -aE -m1 -- "$p" "$file") || continue
+			line=$(kernel_log "$file" | grep -aE -m1 -- "$p") || continue
 		fi
 		printf '%s\t%s\n' "$p" "$(printf '%s' "$line" | tr -d '\r' | cut -c1-200)"
 		return 0
 	done
 	return 1
+}
+
+# excerpt FILE: the kernel's report, from a few lines before the first bad
+# line on (a KASAN or lockdep report starts with a line of '=' and its
+# title), at most 100 lines.
+excerpt() {
+	local first p n
+	first=
+	for p in "${bad_patterns[@]}"; do
+		n=$(kernel_log "$1" | grep -anE -- "$p" | grep -avE '^[0-9]+:#' |
+			head -n1 | cut -d: -f1)
+		[ -n "$n" ] || continue
+		if [ -z "$first" ] || [ "$n" -lt "$first" ]; then
+			first=$n
+		fi
+	done
+	[ -n "$first" ] || return 0
+	first=$((first > 3 ? first - 3 : 1))
+	kernel_log "$1" | sed -n "$first,$((first + 99))p" | tr -d '\r'
 }
 
 failed=0
@@ -397,11 +471,19 @@ for r in $roles; do
 	elif [ "$rc" != 0 ]; then
 		reasons+=("script exit status $rc")
 	fi
-	if m=$(scan "$con" console); then
-		reasons+=("console matches '${m%%	*}': ${m#*	}")
-	fi
+	report=
+	report_file=
 	if m=$(scan "$out/shared/$r.dmesg" dmesg); then
 		reasons+=("dmesg matches '${m%%	*}': ${m#*	}")
+		report="kernel report, from $out/shared/$r.dmesg:"
+		report_file=$out/shared/$r.dmesg
+	fi
+	if m=$(scan "$con" console); then
+		reasons+=("console matches '${m%%	*}': ${m#*	}")
+		if [ -z "$report" ]; then
+			report="kernel report, from $con:"
+			report_file=$con
+		fi
 	fi
 	boot=$(grep -a -m1 'guest-init: running' "$con" 2>/dev/null |
 		sed -n 's/.* at \([0-9.]*\) s.*/\1/p') || true
@@ -417,6 +499,10 @@ for r in $roles; do
 	if [ -r "$out/shared/$r.out" ]; then
 		grep -aE '^((not )?ok - |guest-init: FATAL)' "$out/shared/$r.out" |
 			sed 's/^/   /' || true
+	fi
+	if [ -n "$report" ]; then
+		echo "   --- $report"
+		excerpt "$report_file" | sed 's/^/   | /'
 	fi
 	if [ -z "$rc" ]; then
 		echo "   --- last 40 lines of $con:"
