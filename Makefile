@@ -4,7 +4,7 @@
 #   make                    build for KVER (default below)
 #   make KVER=6.1.0-56-amd64
 #   make modules_install    install into /lib/modules/KVER/updates + depmod
-#   make lint | unit | fuzz | check | demo
+#   make lint | unit | fuzz | check | check-debug | demo | bench
 
 KVERS_SUPPORTED := 6.12.117+deb12-amd64 6.1.0-56-amd64
 KVER ?= $(firstword $(foreach k,$(KVERS_SUPPORTED),\
@@ -17,7 +17,8 @@ SRCS := $(wildcard $(TOP)/*.c $(TOP)/*.h) $(TOP)/Kbuild
 W ?= 1
 KMAKE = $(MAKE) -C $(KDIR) M=$(OBJDIR) W=$(W)
 
-.PHONY: all modules modules_install clean lint unit fuzz check demo deps headers
+.PHONY: all modules modules_install clean lint unit fuzz check check-debug demo \
+	bench deps headers
 
 all: modules
 
@@ -61,5 +62,14 @@ fuzz:
 check: deps
 	@tools/check.sh
 
+# The same VM selftests plus fault injection on a KASAN/lockdep/kmemleak
+# kernel built from linux-source-6.12 (cached outside the checkout).
+check-debug: deps
+	@tools/check-debug.sh
+
 demo: deps
 	@tools/demo.sh
+
+# Datagram-mode throughput in two guests (not a test): build/bench/result.txt
+bench: deps
+	@tools/bench/run.sh

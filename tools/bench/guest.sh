@@ -1,0 +1,294 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of tools/bench/run.sh (make bench): two soft-RoCE guests,
+# A sends and B receives, one measurement at a time:
+#   tcp_ib   iperf3 TCP over ibN (datagram mode)
+#   ud       ib_send_bw -c UD on rxe0: raw UD verbs, own QPs, same port/GID
+#   udp_ib   iperf3 UDP over ibN, datagrams that fill the MTU, offered at
+#            0.9 x what ud delivered
+#   tcp_eth  iperf3 TCP over eth0, the underlay
+# B starts each server and signals A, A runs the client; a barrier ends each
+# measurement, so no two ever overlap. Both guests sample their CPU time
+# (/proc/stat) over each measurement. A writes key=value lines to
+# /shared/result.env, which run.sh turns into the table; the tools' raw
+# output is kept in /shared/bench/.
+#   BENCH_TIME     seconds per measurement (default 10)
+#   BENCH_UD_SIZE  ib_send_bw message size (default 4096: one full ibN
+#                  datagram, 4-octet IPoIB header + 4092-octet IP packet)
+#   BENCH_GID      GID index for ib_send_bw (default 0, the one ib_ipoib uses)
+#   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=SCRIPTDIR/../../selftests/lib.sh
+. "$top/selftests/lib.sh"
+
+T=${BENCH_TIME:-10}
+UD_SIZE=${BENCH_UD_SIZE:-4096}
+GIDX=${BENCH_GID:-0}
+dir=$SHARED/bench
+res=$SHARED/result.env
+idx=$(($(printf '%d' "'$ROLE") - 64))
+IPERF_PORT=5201
+PERFTEST_PORT=18515
+
+# key=value for run.sh (A only writes)
+put() {
+	echo "$1=$2" >>"$res"
+}
+
+# udp_rcvbuf_errors: the host's UDP receive-buffer drops so far
+udp_rcvbuf_errors() {
+	awk '$1 == "Udp:" && !c {
+		for (i = 2; i <= NF; i++)
+			if ($i == "RcvbufErrors")
+				c = i
+		next
+	}
+	$1 == "Udp:" { print $c; exit }' /proc/net/snmp
+}
+
+# sample: "busy softirq total" jiffies from /proc/stat, then rxe0's
+# received packets and consumed receive WQEs, and UDP RcvbufErrors
+sample() {
+	local _cpu u n s i w irq sirq st
+	local c=/sys/class/infiniband/rxe0/ports/1/hw_counters
+	read -r _cpu u n s i w irq sirq st _ </proc/stat
+	echo "$((u + n + s + irq + sirq + st)) $sirq" \
+		"$((u + n + s + i + w + irq + sirq + st))" \
+		"$(cat $c/rcvd_pkts) $(cat $c/rdma_recvs) $(udp_rcvbuf_errors)"
+}
+
+# report NAME "BEFORE": busy% and softirq% of this guest since BEFORE, the
+# packets rxe0 received but found no posted receive for (UD drops them),
+# and the UDP receive-buffer drops
+report() {
+	local b0 q0 t0 p0 r0 u0 b1 q1 t1 p1 r1 u1
+	read -r b0 q0 t0 p0 r0 u0 <<<"$2"
+	read -r b1 q1 t1 p1 r1 u1 <<<"$(sample)"
+	awk -v b=$((b1 - b0)) -v q=$((q1 - q0)) -v t=$((t1 - t0)) \
+		-v norq=$(((p1 - p0) - (r1 - r0))) -v udp=$((u1 - u0)) 'BEGIN {
+		if (t <= 0) t = 1
+		printf "%.0f %.0f %d %d\n", 100 * b / t, 100 * q / t, norq, udp }' \
+		>"$dir/$1.stats.$ROLE"
+}
+
+listening() {
+	[ -n "$(ss -Htln "sport = :$1")" ]
+}
+
+# serve NAME PORT CMD...: (B) start a server, tell A, wait for A's end
+serve() {
+	local name=$1 port=$2 pid s0
+	shift 2
+	"$@" >"$dir/$name.server.txt" 2>&1 &
+	pid=$!
+	if ! wait_until 20 listening "$port"; then
+		echo "not ok - $name: server listening on $port"
+		vm_fail "$name: server"
+		kill "$pid" 2>/dev/null || true
+		signal "$name-failed"
+		return 0
+	fi
+	s0=$(sample)
+	signal "$name-ready"
+	wait_for A "$name-done" $((T + 120)) || true
+	report "$name" "$s0"
+	if ! wait "$pid"; then
+		echo "not ok - $name: server exit status"
+		vm_fail "$name: server exit status"
+		sed 's/^/#   /' "$dir/$name.server.txt"
+	fi
+}
+
+# server_up NAME: (A) 0 once B's server for NAME is up, 1 if it failed
+server_up() {
+	local end=$(($(date +%s) + 60))
+	until [ -e "$VM_FLAGS/B.$1-ready" ]; do
+		if [ -e "$VM_FLAGS/B.$1-failed" ] || [ -e "$VM_FLAGS/ABORT" ] ||
+			[ "$(date +%s)" -ge $end ]; then
+			echo "not ok - $1: B's server did not start"
+			vm_fail "$1: no server"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# client NAME CMD...: (A) once B's server is up, run the client
+client() {
+	local name=$1 rc=0 s0
+	shift
+	server_up "$name" || return 1
+	log "$name: $*"
+	s0=$(sample)
+	timeout $((T + 90)) "$@" >"$dir/$name.client.txt" \
+		2>"$dir/$name.client.err" || rc=$?
+	sed 's/^/#   /' "$dir/$name.client.err"
+	report "$name" "$s0"
+	signal "$name-done"
+	if [ $rc -ne 0 ]; then
+		echo "not ok - $name: client exit status $rc"
+		vm_fail "$name: client exit status $rc"
+		tail -n 30 "$dir/$name.client.txt" | sed 's/^/#   /'
+		return 1
+	fi
+	echo "ok - $name: measured"
+}
+
+# iperf3_result NAME: Mbit/s received (and UDP loss) from the client's JSON
+iperf3_result() {
+	local r
+	if ! r=$(iperf3_parse "$1" 2>&1); then
+		echo "not ok - $1: iperf3 result"
+		printf '%s\n' "$r" | sed 's/^/#   /'
+		vm_fail "$1: iperf3 result"
+		return 0
+	fi
+	printf '%s\n' "$r" >>"$res"
+}
+
+iperf3_parse() {
+	python3 - "$dir/$1.client.txt" "$1" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["end"]["sum_received"]
+print("%s_mbps=%.1f" % (sys.argv[2], r["bits_per_second"] / 1e6))
+s = d["end"]["sum_sent"]
+if "retransmits" in s:
+    print("%s_retrans=%d" % (sys.argv[2], s["retransmits"]))
+if "lost_percent" in r:
+    print("%s_loss=%.1f" % (sys.argv[2], r["lost_percent"]))
+    print("%s_sent_mbps=%.1f" % (sys.argv[2],
+          d["end"]["sum_sent"]["bits_per_second"] / 1e6))
+EOF
+}
+
+# perftest_mbps FILE: BW average (MiB/s, 2^20 bytes) of the result line,
+# as Mbit/s
+perftest_mbps() {
+	awk -v size="$UD_SIZE" '$1 == size && NF >= 5 && $4 ~ /^[0-9.]+$/ {
+		v = $4 } END {
+		if (v == "") exit 1
+		printf "%.1f\n", v * 1048576 * 8 / 1e6 }' "$1"
+}
+
+# step_end NAME: wait for both guests to end NAME; A records their samples
+step_end() {
+	local name=$1 r
+	barrier "$name" $((T + 180))
+	if [ "$ROLE" = A ]; then
+		for r in A B; do
+			[ -r "$dir/$name.stats.$r" ] || continue
+			read -r busy sirq norq udp <"$dir/$name.stats.$r"
+			put "${name}_cpu_$r" "$busy"
+			put "${name}_sirq_$r" "$sirq"
+			put "${name}_norq_$r" "$norq"
+			put "${name}_udpbuf_$r" "$udp"
+		done
+	fi
+}
+
+# --- bring-up, as in selftests/datagram.sh ---------------------------------
+mkdir -p "$dir"
+if [ "$ROLE" = A ]; then
+	: >"$res"
+fi
+ip link set eth0 mtu 4200
+rxe_up
+params=${BENCH_IPOIB_PARAMS:-}
+# shellcheck disable=SC2086 # a list of parameters
+check "modprobe ib_ipoib $params" modprobe ib_ipoib $params
+check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
+ifc=$(ipoib_if rxe0)
+ip link set "$ifc" up
+check "carrier" wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+mtu=$(cat "/sys/class/net/$ifc/mtu")
+gid=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$GIDX")
+gtype=$(cat "/sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$GIDX")
+log "$ifc mtu $mtu; rxe0 GID $GIDX $gid ($gtype);" \
+	"active_mtu $(ibv_devinfo -d rxe0 | awk '$1 == "active_mtu:" { print $2 }')"
+rz=$(cat /sys/kernel/slab/kmalloc-4k/red_zone 2>/dev/null || echo '?')
+log "slub_debug: kmalloc-4k red_zone $rz; cmdline: $(cat /proc/cmdline)"
+if [ "$ROLE" = A ]; then
+	put ifc "$ifc"
+	put mtu "$mtu"
+	put time "$T"
+	put ud_size "$UD_SIZE"
+	put gid "$GIDX $gid $gtype"
+	put eth_mtu "$(cat /sys/class/net/eth0/mtu)"
+	put params "$(cd /sys/module/ib_ipoib/parameters &&
+		grep -H . send_queue_size recv_queue_size | tr ':\n' '= ' |
+		sed 's/ $//')"
+fi
+barrier up
+if [ "$ROLE" = A ]; then
+	check "ping B over $ifc" ping -c 3 -i 0.2 -W 5 10.20.0.2
+	check "ping B over eth0" ping -c 3 -i 0.2 -W 5 10.10.0.2
+fi
+barrier warm
+
+ib_ip=10.20.0.2
+eth_ip=10.10.0.2
+# TCP payload per full-size packet: MTU - IPv4 20 - TCP 20 - timestamps 12
+udp_len=$((mtu - 20 - 8))
+
+# 1. TCP over ibN
+if [ "$ROLE" = B ]; then
+	serve tcp_ib $IPERF_PORT timeout $((T + 120)) \
+		iperf3 -s -1 -B $ib_ip -p $IPERF_PORT
+elif client tcp_ib iperf3 -J -c $ib_ip -p $IPERF_PORT -t "$T" -O 1; then
+	iperf3_result tcp_ib
+fi
+step_end tcp_ib
+
+# 2. raw UD verbs: B receives, A sends; the out-of-band exchange is TCP on
+# eth0. Duration mode: UD drops what the receiver cannot take, and an
+# iteration count would then never complete on the server.
+ud=(ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c UD -s "$UD_SIZE" -D "$T" -F
+	-p "$PERFTEST_PORT")
+if [ "$ROLE" = B ]; then
+	serve ud $PERFTEST_PORT timeout $((T + 120)) "${ud[@]}"
+elif client ud "${ud[@]}" $eth_ip; then
+	put ud_tx_mbps "$(perftest_mbps "$dir/ud.client.txt" || echo "")"
+fi
+step_end ud
+udp_rate=0
+if [ "$ROLE" = A ]; then
+	ud_mbps=$(perftest_mbps "$dir/ud.server.txt" || echo "")
+	put ud_mbps "$ud_mbps"
+	# offered: the target, 0.9 x what raw UD delivered (else unlimited)
+	[ -z "$ud_mbps" ] ||
+		udp_rate=$(awk -v v="$ud_mbps" 'BEGIN { printf "%.1f", v * 0.9 }')
+	put udp_ib_offered "$udp_rate"
+	udp_rate=${udp_rate}M
+fi
+
+# 3. UDP over ibN: one datagram per IPoIB packet, offered at 0.9 x raw UD.
+# Unlimited, the sender outruns the receiver's single vCPU, whose softirq
+# then starves iperf3 itself: that measures the livelock, not the path.
+if [ "$ROLE" = B ]; then
+	serve udp_ib $IPERF_PORT timeout $((T + 120)) \
+		iperf3 -s -1 -B $ib_ip -p $IPERF_PORT
+elif client udp_ib iperf3 -J -c $ib_ip -p $IPERF_PORT -t "$T" -u \
+	-b "$udp_rate" -l "$udp_len"; then
+	iperf3_result udp_ib
+fi
+step_end udp_ib
+
+# 4. TCP over the underlay
+if [ "$ROLE" = B ]; then
+	serve tcp_eth $IPERF_PORT timeout $((T + 120)) \
+		iperf3 -s -1 -B $eth_ip -p $IPERF_PORT
+elif client tcp_eth iperf3 -J -c $eth_ip -p $IPERF_PORT -t "$T" -O 1; then
+	iperf3_result tcp_eth
+fi
+step_end tcp_eth
+
+ip -s link show "$ifc"
+ethtool -S "$ifc" 2>/dev/null | grep -v ': 0$' || true
+rdma statistic show link rxe0/1 2>/dev/null || true
+barrier finished
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+finish

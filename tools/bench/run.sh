@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: datagram-mode throughput, not a test. Builds the module, boots
+# two soft-RoCE guests (tools/vm/run.sh, guest program tools/bench/guest.sh)
+# and measures in them, one after the other: iperf3 TCP over ibN, raw UD
+# verbs (ib_send_bw -c UD) at the same message size, iperf3 UDP over ibN and
+# iperf3 TCP over the underlying NIC. Prints the table and the ratios and
+# writes them to build/bench/result.txt.
+#   KVER            kernel to boot (default 6.12.117+deb12-amd64)
+#   BENCH_TIME      seconds per measurement (default 10)
+#   BENCH_UD_SIZE   ib_send_bw message size (default 4096)
+#   BENCH_GID       ib_send_bw GID index (default 0, the one ib_ipoib uses)
+#   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
+#   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
+#                   guests boot with slub_debug=- : allocator debugging
+#                   costs the skb-heavy paths more than the verbs path)
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=${KVER:-6.12.117+deb12-amd64}
+t=${BENCH_TIME:-10}
+case $t in '' | *[!0-9]* | 0) echo "BENCH_TIME: seconds" >&2; exit 2 ;; esac
+out=$top/build/bench
+run=$out/run-$kver
+result=$out/result.txt
+t_start=$(date +%s)
+
+mkdir -p "$out"
+echo "bench: building ib_ipoib for $kver"
+make -s -C "$top" modules KVER="$kver"
+
+vm_args=(--env "BENCH_TIME=$t")
+[ -z "${BENCH_UD_SIZE:-}" ] || vm_args+=(--env "BENCH_UD_SIZE=$BENCH_UD_SIZE")
+[ -z "${BENCH_GID:-}" ] || vm_args+=(--env "BENCH_GID=$BENCH_GID")
+[ -z "${BENCH_IPOIB_PARAMS:-}" ] ||
+	vm_args+=(--env "BENCH_IPOIB_PARAMS=$BENCH_IPOIB_PARAMS")
+[ "${BENCH_SLUB_DEBUG:-0}" = 1 ] || vm_args+=(--append "slub_debug=-")
+
+# others: the most QEMU processes of other runs (other checkouts do not
+# all share run.sh's lock) seen at once while our guests ran, into FILE
+others() {
+	local max=0 n ours p
+	while :; do
+		n=0
+		ours=
+		for p in $(pgrep -f qemu-system-x86_64 || true); do
+			if grep -qaF -- "$run/" "/proc/$p/cmdline" 2>/dev/null; then
+				ours=1
+			else
+				n=$((n + 1))
+			fi
+		done
+		if [ -n "$ours" ] && [ "$n" -gt "$max" ]; then
+			max=$n
+		fi
+		echo "$max" >"$1"
+		sleep 2
+	done
+}
+
+rm -rf "$run" "$run.log"
+echo "bench: two guests of $kver, 4 measurements of ${t}s each (log: $run.log)"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+others "$out/others" &
+watcher=$!
+trap 'kill "$watcher" 2>/dev/null || true' EXIT
+rc=0
+"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((8 * t + 300)) \
+	--script "$top/tools/bench/guest.sh" --out "$run" "${vm_args[@]}" \
+	>"$run.log" 2>&1 || rc=$?
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
+trap - EXIT
+nothers=$(cat "$out/others" 2>/dev/null || echo '?')
+wall=$(($(date +%s) - t_start))
+
+env_file=$run/shared/result.env
+# val KEY: the value A recorded for KEY, empty if none
+val() {
+	[ -r "$env_file" ] || return 0
+	awk -F= -v k="$1" '$1 == k { v = substr($0, length(k) + 2) } END { print v }' \
+		"$env_file"
+}
+
+# cpu NAME: "A busy% (softirq%) / B ..." over that measurement
+cpu() {
+	printf '%s%% (si %s%%) / %s%% (si %s%%)' "$(val "${1}_cpu_A")" \
+		"$(val "${1}_sirq_A")" "$(val "${1}_cpu_B")" "$(val "${1}_sirq_B")"
+}
+
+# loss NAME: what was lost on the way during that measurement
+loss() {
+	local s
+	s="B: $(val "${1}_norq_B") with no receive posted"
+	[ "$1" != tcp_eth ] || s="B: rxe not involved"
+	[ "$1" != udp_ib ] || s="$s, $(val udp_ib_udpbuf_B) UDP rcvbuf drops"
+	[ -z "$(val "${1}_retrans")" ] || s="$s; $(val "${1}_retrans") retransmits"
+	echo "$s"
+}
+
+# ratio X Y [TARGET]: X/Y to two places, or "n/a"
+ratio() {
+	awk -v x="$1" -v y="$2" -v target="${3:-}" 'BEGIN {
+		if (x == "" || y == "" || y + 0 == 0) { print "n/a"; exit }
+		r = x / y
+		s = sprintf("%.2f", r)
+		if (target != "")
+			s = s sprintf(" (target >= %.2f: %s)", target,
+				r >= target ? "met" : "NOT met")
+		print s }'
+}
+
+ifc=$(val ifc)
+ifc=${ifc:-ibN}
+size=$(val ud_size)
+tcp_ib=$(val tcp_ib_mbps)
+udp_ib=$(val udp_ib_mbps)
+ud=$(val ud_mbps)
+tcp_eth=$(val tcp_eth_mbps)
+mtu=$(val mtu)
+udp_len='?'
+slub=off
+[ "${BENCH_SLUB_DEBUG:-0}" != 1 ] || slub=FZPU
+[ -z "$mtu" ] || udp_len=$((mtu - 28))
+{
+	echo "ib_ipoib datagram-mode benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "kernel $kver; QEMU TCG, 1 vCPU per guest," \
+		"soft-RoCE (rdma_rxe) on virtio-net;"
+	echo "eth0 MTU $(val eth_mtu), $ifc MTU ${mtu:-?} ($(val params)); ${t}s per"
+	echo "measurement, A sends, B receives; Mbit/s as received by B;"
+	echo "host: $(nproc) cores, load average before $load_before, after $load_after;"
+	echo "QEMU processes of other runs alongside: up to $nothers;" \
+		"guests' slub_debug $slub"
+	echo
+	echo "| measurement | Mbit/s | CPU busy A / B | lost |"
+	echo "| --- | ---: | --- | --- |"
+	echo "| TCP over $ifc (iperf3, datagram mode) | ${tcp_ib:-n/a} |" \
+		"$(cpu tcp_ib) | $(loss tcp_ib) |"
+	echo "| raw UD verbs (ib_send_bw -c UD, ${size}-byte messages;" \
+		"sent $(val ud_tx_mbps)) | ${ud:-n/a} | $(cpu ud) | $(loss ud) |"
+	echo "| UDP over $ifc (iperf3, ${udp_len}-byte datagrams;" \
+		"offered $(val udp_ib_offered), sent $(val udp_ib_sent_mbps)) |" \
+		"${udp_ib:-n/a} | $(cpu udp_ib) | $(loss udp_ib) |"
+	echo "| TCP over eth0, the underlay (iperf3) | ${tcp_eth:-n/a} |" \
+		"$(cpu tcp_eth) | $(loss tcp_eth) |"
+	echo
+	echo "$ifc TCP / raw UD:  $(ratio "$tcp_ib" "$ud" 0.9)"
+	echo "$ifc UDP / raw UD:  $(ratio "$udp_ib" "$ud") (offered 0.90)"
+	echo "$ifc TCP / eth0 TCP: $(ratio "$tcp_ib" "$tcp_eth")"
+	echo
+	echo "run: $(tail -n 1 "$run.log" 2>/dev/null | sed 's/ \/.*//');" \
+		"${wall}s wall including the build"
+} >"$result"
+cat "$result"
+if [ $rc -ne 0 ]; then
+	echo
+	echo "bench: the guests did not finish cleanly;" \
+		"see $run.log and $run/shared/*.out"
+	grep -aE '^ *(reason:|not ok)' "$run.log" | head -n 20 || true
+fi
+exit $rc
