@@ -30,6 +30,8 @@
  *   changes and join results take mcast_lock (spinlock, BH off).
  * - Address handles are reference counted (ipoib_ah); the last put may
  *   come from NAPI, so destruction is deferred to priv->wq.
+ * - priv->announce_left and the debugfs file names change under RTNL only
+ *   (netdev notifier, announce_work, which trylocks RTNL like reset_work).
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  */
@@ -70,6 +72,9 @@
 #define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_RETRY	(2 * HZ)
 #define IPOIB_MCAST_QUEUE_LEN	8
+/* Carrier on: announce our addresses now and twice more (DAD may lag). */
+#define IPOIB_ANNOUNCE_REPEAT	2
+#define IPOIB_ANNOUNCE_GAP	(3 * HZ / 2)
 
 /* Queue depths are powers of two within these bounds (module parameters). */
 #define IPOIB_MIN_QUEUE_SIZE	2
@@ -143,6 +148,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_OPER_UP,	/* interface is open: joins may run */
 	IPOIB_FLAG_REJOIN,	/* port/SM event: flush and join again */
 	IPOIB_FLAG_RESTART,	/* transmit timeout: restart unconditionally */
+	IPOIB_FLAG_ANNOUNCE,	/* carrier came on: tell neighbours our QPN */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -212,9 +218,16 @@ struct ipoib_mcast {
 	int join_status;
 };
 
+/*
+ * A receive is two pieces: the GRH area and the encapsulation header land
+ * in a small skb head, the packet in a page of its own, so a 4 KiB
+ * datagram costs one order-0 page, not an 8 KiB head.
+ */
 struct ipoib_rx_buf {
 	struct sk_buff *skb;
-	u64 mapping;
+	struct page *page;
+	u64 head_mapping;
+	u64 page_mapping;
 };
 
 struct ipoib_tx_buf {
@@ -264,8 +277,9 @@ struct ipoib_dev {
 	struct ipoib_tx_buf *tx_ring;
 	unsigned int tx_head;		/* next slot to post */
 	unsigned int tx_tail;		/* next slot to complete */
-	unsigned int rx_buf_size;	/* GRH + header + UD MTU */
 	struct work_struct reset_work;	/* transmit timeout recovery */
+	struct delayed_work announce_work; /* repeats of the carrier-on notice */
+	unsigned int announce_left;
 
 	/* address handles whose last reference is gone */
 	struct llist_head dead_ahs;
@@ -336,6 +350,7 @@ void ipoib_fs_init(void);
 void ipoib_fs_exit(void);
 void ipoib_fs_add(struct ipoib_dev *priv);
 void ipoib_fs_del(struct ipoib_dev *priv);
+void ipoib_fs_rename(struct ipoib_dev *priv);
 void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m);
 void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m);
 

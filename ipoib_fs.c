@@ -44,6 +44,13 @@ void ipoib_fs_del(struct ipoib_dev *priv)
 	priv->debugfs_path = NULL;
 }
 
+/* The files carry the interface name: follow a rename (under RTNL). */
+void ipoib_fs_rename(struct ipoib_dev *priv)
+{
+	ipoib_fs_del(priv);
+	ipoib_fs_add(priv);
+}
+
 void ipoib_fs_init(void)
 {
 	ipoib_root = debugfs_create_dir("ipoib", NULL);

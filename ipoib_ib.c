@@ -13,8 +13,11 @@
 #define IPOIB_POLL_BATCH	16
 /* keeps the IP header 16-byte aligned behind GRH + encapsulation header */
 #define IPOIB_RX_ALIGN		4
-/* receive buffers take the largest IB MTU, whatever the group's */
-#define IPOIB_RX_BUF_SIZE	(IPOIB_GRH_LEN + 4096)
+/* what the HCA writes into the skb head; the packet goes to the page */
+#define IPOIB_RX_HEAD_LEN	(IPOIB_GRH_LEN + IPOIB_ENCAP_LEN)
+/* smaller packets (ACKs, ARP) are copied and the page stays in the ring */
+#define IPOIB_RX_COPYBREAK	256
+#define IPOIB_RX_HEAD_SIZE	(IPOIB_RX_HEAD_LEN + IPOIB_RX_COPYBREAK)
 
 static int ipoib_poll(struct napi_struct *napi, int budget);
 
@@ -94,7 +97,7 @@ int ipoib_ib_init(struct ipoib_dev *priv)
 		.qp_type = IB_QPT_UD,
 		.cap = {
 			.max_send_sge = 1,
-			.max_recv_sge = 1,
+			.max_recv_sge = 2,
 		},
 	};
 	int ret;
@@ -136,7 +139,6 @@ int ipoib_ib_init(struct ipoib_dev *priv)
 		goto out_recv_cq;
 	}
 	ipoib_dbg(priv, 1, "UD QP 0x%06x created\n", priv->qp->qp_num);
-	priv->rx_buf_size = IPOIB_RX_BUF_SIZE;
 	netif_napi_add(priv->dev, &priv->napi, ipoib_poll);
 	return 0;
 
@@ -198,38 +200,99 @@ static int ipoib_qp_to(struct ipoib_dev *priv, enum ib_qp_state state)
 
 static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
 {
-	struct ib_sge sge = {
-		.addr = priv->rx_ring[id].mapping,
-		.length = priv->rx_buf_size,
-		.lkey = priv->pd->local_dma_lkey,
+	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
+	struct ib_sge sge[2] = {
+		{
+			.addr = rx->head_mapping,
+			.length = IPOIB_RX_HEAD_LEN,
+			.lkey = priv->pd->local_dma_lkey,
+		}, {
+			.addr = rx->page_mapping,
+			.length = PAGE_SIZE,
+			.lkey = priv->pd->local_dma_lkey,
+		},
 	};
 	struct ib_recv_wr wr = {
 		.wr_id = id | IPOIB_OP_RECV,
-		.sg_list = &sge,
-		.num_sge = 1,
+		.sg_list = sge,
+		.num_sge = 2,
 	};
 
 	return ib_post_recv(priv->qp, &wr, NULL);
 }
 
-/* A fresh buffer in rx_ring[id]; the old one, if any, is the caller's. */
-static int ipoib_alloc_rx_buf(struct ipoib_dev *priv, unsigned int id)
+static struct sk_buff *ipoib_alloc_rx_head(struct ipoib_dev *priv,
+					   u64 *mapping)
 {
 	struct sk_buff *skb;
-	u64 mapping;
 
-	skb = netdev_alloc_skb(priv->dev, priv->rx_buf_size + IPOIB_RX_ALIGN);
+	skb = netdev_alloc_skb(priv->dev, IPOIB_RX_HEAD_SIZE + IPOIB_RX_ALIGN);
 	if (!skb)
-		return -ENOMEM;
+		return NULL;
 	skb_reserve(skb, IPOIB_RX_ALIGN);
-	mapping = ib_dma_map_single(priv->ca, skb->data, priv->rx_buf_size,
-				    DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(priv->ca, mapping)) {
+	*mapping = ib_dma_map_single(priv->ca, skb->data, IPOIB_RX_HEAD_LEN,
+				     DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(priv->ca, *mapping)) {
 		dev_kfree_skb_any(skb);
-		return -EIO;
+		return NULL;
 	}
-	priv->rx_ring[id].skb = skb;
-	priv->rx_ring[id].mapping = mapping;
+	return skb;
+}
+
+static struct page *ipoib_alloc_rx_page(struct ipoib_dev *priv, u64 *mapping)
+{
+	struct page *page = dev_alloc_page();
+
+	if (!page)
+		return NULL;
+	*mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
+				   DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(priv->ca, *mapping)) {
+		put_page(page);
+		return NULL;
+	}
+	return page;
+}
+
+static void ipoib_unmap_rx_head(struct ipoib_dev *priv, u64 mapping)
+{
+	ib_dma_unmap_single(priv->ca, mapping, IPOIB_RX_HEAD_LEN,
+			    DMA_FROM_DEVICE);
+}
+
+static void ipoib_unmap_rx_page(struct ipoib_dev *priv, u64 mapping)
+{
+	ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE, DMA_FROM_DEVICE);
+}
+
+/* Give back both pieces of rx_ring[id] (ring teardown, flushed receives). */
+static void ipoib_free_rx_buf(struct ipoib_dev *priv, unsigned int id)
+{
+	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
+
+	if (rx->skb) {
+		ipoib_unmap_rx_head(priv, rx->head_mapping);
+		dev_kfree_skb_any(rx->skb);
+		rx->skb = NULL;
+	}
+	if (rx->page) {
+		ipoib_unmap_rx_page(priv, rx->page_mapping);
+		put_page(rx->page);
+		rx->page = NULL;
+	}
+}
+
+static int ipoib_alloc_rx_buf(struct ipoib_dev *priv, unsigned int id)
+{
+	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
+
+	rx->skb = ipoib_alloc_rx_head(priv, &rx->head_mapping);
+	if (rx->skb)
+		rx->page = ipoib_alloc_rx_page(priv, &rx->page_mapping);
+	if (!rx->skb || !rx->page) {
+		ipoib_free_rx_buf(priv, id);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -277,11 +340,44 @@ static void ipoib_rx_drop(struct ipoib_dev *priv, struct sk_buff *skb,
 	dev_kfree_skb_any(skb);
 }
 
+/*
+ * Move the received packet from the page into @skb: copied if small (the
+ * page is then reused, and its slot needs no new one), else the page
+ * itself becomes the skb's fragment. Returns false if no page could be
+ * had for the slot: the packet is dropped and the slot posted again.
+ */
+static bool ipoib_rx_take_page(struct ipoib_dev *priv, unsigned int id,
+			       struct sk_buff *skb, unsigned int len)
+{
+	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
+	struct page *page;
+	u64 mapping;
+
+	if (len <= IPOIB_RX_COPYBREAK) {
+		ib_dma_sync_single_for_cpu(priv->ca, rx->page_mapping, len,
+					   DMA_FROM_DEVICE);
+		skb_put_data(skb, page_address(rx->page), len);
+		ib_dma_sync_single_for_device(priv->ca, rx->page_mapping, len,
+					      DMA_FROM_DEVICE);
+		return true;
+	}
+	page = ipoib_alloc_rx_page(priv, &mapping);
+	if (!page)
+		return false;
+	ipoib_unmap_rx_page(priv, rx->page_mapping);
+	skb_add_rx_frag(skb, 0, rx->page, 0, len, PAGE_SIZE);
+	rx->page = page;
+	rx->page_mapping = mapping;
+	return true;
+}
+
 static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
 	unsigned int id = wc->wr_id & ~IPOIB_OP_RECV;
 	struct net_device *dev = priv->dev;
+	struct ipoib_rx_buf *rx;
 	struct sk_buff *skb;
+	unsigned int len;
 	u64 mapping;
 	u16 type;
 
@@ -289,8 +385,7 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		ipoib_warn_rl(priv, "receive completion for bad id %u\n", id);
 		return;
 	}
-	skb = priv->rx_ring[id].skb;
-	mapping = priv->rx_ring[id].mapping;
+	rx = &priv->rx_ring[id];
 
 	/* flushed, failed, or arriving while we stop: release the buffer */
 	if (unlikely(wc->status != IB_WC_SUCCESS ||
@@ -305,33 +400,36 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		if (wc->status != IB_WC_SUCCESS &&
 		    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
 			schedule_work(&priv->reset_work);
-		ib_dma_unmap_single(priv->ca, mapping, priv->rx_buf_size,
-				    DMA_FROM_DEVICE);
-		dev_kfree_skb_any(skb);
-		priv->rx_ring[id].skb = NULL;
+		ipoib_free_rx_buf(priv, id);
 		return;
 	}
 
-	/* No fresh buffer: drop this packet and post its buffer again. */
-	if (unlikely(ipoib_alloc_rx_buf(priv, id))) {
-		atomic_long_inc(&priv->counters.rx_no_buf);
+	if (unlikely(wc->byte_len < IPOIB_RX_HEAD_LEN)) {
+		atomic_long_inc(&priv->counters.rx_short);
 		dev->stats.rx_dropped++;
 		goto repost;
 	}
-	ib_dma_unmap_single(priv->ca, mapping, priv->rx_buf_size,
-			    DMA_FROM_DEVICE);
+	len = min_t(unsigned int, wc->byte_len - IPOIB_RX_HEAD_LEN, PAGE_SIZE);
 
-	skb_put(skb, min(wc->byte_len, priv->rx_buf_size));
-	if (unlikely(skb->len < IPOIB_GRH_LEN + IPOIB_ENCAP_LEN)) {
-		ipoib_rx_drop(priv, skb, &priv->counters.rx_short);
-		goto repost;
+	/* No fresh head (or page): drop this packet, post its buffers again. */
+	skb = ipoib_alloc_rx_head(priv, &mapping);
+	if (unlikely(!skb))
+		goto no_buf;
+	swap(skb, rx->skb);
+	swap(mapping, rx->head_mapping);
+	ipoib_unmap_rx_head(priv, mapping);
+	skb_put(skb, IPOIB_RX_HEAD_LEN);
+	if (unlikely(!ipoib_rx_take_page(priv, id, skb, len))) {
+		dev_kfree_skb_any(skb);
+		goto no_buf;
 	}
+
 	if (!ipoib_rx_classify(priv, skb, wc)) {
 		ipoib_rx_drop(priv, skb, &priv->counters.rx_own_mcast);
 		goto repost;
 	}
 	skb_pull(skb, IPOIB_GRH_LEN);
-	ipoib_encap_parse(skb->data, skb->len, &type);
+	ipoib_encap_parse(skb->data, IPOIB_ENCAP_LEN, &type);
 	/* RFC 4391 s6 Table 1; Reserved is ignored */
 	if (unlikely(!ipoib_type_known(type))) {
 		ipoib_rx_drop(priv, skb, &priv->counters.rx_bad_type);
@@ -348,7 +446,11 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	if (skb->pkt_type == PACKET_MULTICAST)
 		dev->stats.multicast++;
 	napi_gro_receive(&priv->napi, skb);
+	goto repost;
 
+no_buf:
+	atomic_long_inc(&priv->counters.rx_no_buf);
+	dev->stats.rx_dropped++;
 repost:
 	if (unlikely(ipoib_post_recv(priv, id)))
 		ipoib_warn_rl(priv, "cannot repost receive buffer %u\n", id);
@@ -536,13 +638,8 @@ static void ipoib_free_rings(struct ipoib_dev *priv)
 {
 	unsigned int i;
 
-	for (i = 0; priv->rx_ring && i < priv->recvq_size; i++) {
-		if (!priv->rx_ring[i].skb)
-			continue;
-		ib_dma_unmap_single(priv->ca, priv->rx_ring[i].mapping,
-				    priv->rx_buf_size, DMA_FROM_DEVICE);
-		dev_kfree_skb_any(priv->rx_ring[i].skb);
-	}
+	for (i = 0; priv->rx_ring && i < priv->recvq_size; i++)
+		ipoib_free_rx_buf(priv, i);
 	kvfree(priv->rx_ring);
 	kvfree(priv->tx_ring);
 	priv->rx_ring = NULL;
@@ -612,7 +709,7 @@ static bool ipoib_rx_pending(struct ipoib_dev *priv)
 	unsigned int i;
 
 	for (i = 0; i < priv->recvq_size; i++)
-		if (priv->rx_ring[i].skb)
+		if (priv->rx_ring[i].skb || priv->rx_ring[i].page)
 			return true;
 	return false;
 }

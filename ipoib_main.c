@@ -92,6 +92,7 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	struct ipoib_dev *priv = ipoib_priv(dev);
 
 	cancel_work_sync(&priv->reset_work);
+	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_path_cleanup(priv);
 	/* path and group teardown put their AHs after a grace period */
 	rcu_barrier();
@@ -120,6 +121,7 @@ static int ipoib_ndo_stop(struct net_device *dev)
 	struct ipoib_dev *priv = ipoib_priv(dev);
 
 	netif_stop_queue(dev);
+	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_mcast_stop(priv);
 	ipoib_path_cleanup(priv);
 	ipoib_ib_stop(priv);
@@ -194,7 +196,9 @@ static void ipoib_reset_work(struct work_struct *work)
 	if (netif_running(dev) &&
 	    (test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
 	     ipoib_qp_broken(priv))) {
-		netdev_warn(dev, "restarting the datapath\n");
+		/* a peer can provoke this (rxe errors a UD QP on some bad input) */
+		if (net_ratelimit())
+			netdev_warn(dev, "restarting the datapath\n");
 		ipoib_ndo_stop(dev);
 		if (ipoib_ndo_open(dev))
 			netdev_err(dev, "cannot restart the datapath\n");
@@ -241,6 +245,74 @@ static void ipoib_setup(struct net_device *dev)
 	netif_keep_dst(dev);
 }
 
+/*
+ * Our link-layer address holds the UD QPN, which changes whenever the
+ * interface is created again (RFC 4391 s9.4), so peers may cache a stale
+ * one. Once the carrier is on and the qdisc active (linkwatch sends
+ * NETDEV_CHANGE after both), announce our addresses: a gratuitous ARP and
+ * unsolicited neighbour advertisements update their caches at once. IPv6
+ * addresses still in DAD are skipped by the kernel, hence the repeats.
+ */
+static void ipoib_announce(struct ipoib_dev *priv)
+{
+	__netdev_notify_peers(priv->dev);
+	if (priv->announce_left) {
+		priv->announce_left--;
+		schedule_delayed_work(&priv->announce_work,
+				      IPOIB_ANNOUNCE_GAP);
+	}
+}
+
+static void ipoib_announce_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      announce_work.work);
+
+	/* ndo_stop cancels this work under RTNL */
+	if (!rtnl_trylock()) {
+		schedule_delayed_work(&priv->announce_work, 1);
+		return;
+	}
+	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev))
+		ipoib_announce(priv);
+	rtnl_unlock();
+}
+
+static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct ipoib_dev *priv;
+
+	if (dev->netdev_ops != &ipoib_netdev_ops)
+		return NOTIFY_DONE;
+	priv = ipoib_priv(dev);
+	switch (event) {
+	/* debugfs names follow the interface's from here, race-free */
+	case NETDEV_REGISTER:
+		ipoib_fs_add(priv);
+		break;
+	case NETDEV_CHANGENAME:
+		ipoib_fs_rename(priv);
+		break;
+	case NETDEV_UNREGISTER:
+		ipoib_fs_del(priv);
+		break;
+	case NETDEV_CHANGE:
+		if (netif_carrier_ok(dev) &&
+		    test_and_clear_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags)) {
+			priv->announce_left = IPOIB_ANNOUNCE_REPEAT;
+			ipoib_announce(priv);
+		}
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block ipoib_netdev_notifier = {
+	.notifier_call = ipoib_netdev_event,
+};
+
 static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 {
 	const struct ipoib_fabric_ops *fabric;
@@ -269,6 +341,7 @@ static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 	priv->qkey = IPOIB_DEFAULT_QKEY;
 	INIT_LIST_HEAD(&priv->hca_node);
 	INIT_WORK(&priv->reset_work, ipoib_reset_work);
+	INIT_DELAYED_WORK(&priv->announce_work, ipoib_announce_work);
 
 	ret = fabric->port_check(priv);
 	if (ret)
@@ -309,7 +382,6 @@ static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 	mutex_lock(&hca->lock);
 	list_add_tail(&priv->hca_node, &hca->ports);
 	mutex_unlock(&hca->lock);
-	ipoib_fs_add(priv);
 
 	fabric->describe(priv, where, sizeof(where));
 	netdev_info(dev, "%s port %u, %s, P_Key 0x%04x, UD QPN 0x%06x\n",
@@ -326,7 +398,6 @@ static void ipoib_remove_port(struct ipoib_dev *priv)
 {
 	struct net_device *dev = priv->dev;
 
-	ipoib_fs_del(priv);
 	mutex_lock(&priv->hca->lock);
 	list_del(&priv->hca_node);
 	mutex_unlock(&priv->hca->lock);
@@ -431,17 +502,26 @@ static int __init ipoib_init(void)
 	ipoib_recvq_size = ipoib_queue_size(ipoib_recvq_size);
 	ipoib_fs_init();
 	ipoib_fabric_ib_register();
+	ret = register_netdevice_notifier(&ipoib_netdev_notifier);
+	if (ret)
+		goto out_fabric;
 	ret = ib_register_client(&ipoib_client);
-	if (ret) {
-		ipoib_fabric_ib_unregister();
-		ipoib_fs_exit();
-	}
+	if (ret)
+		goto out_notifier;
+	return 0;
+
+out_notifier:
+	unregister_netdevice_notifier(&ipoib_netdev_notifier);
+out_fabric:
+	ipoib_fabric_ib_unregister();
+	ipoib_fs_exit();
 	return ret;
 }
 
 static void __exit ipoib_exit(void)
 {
 	ib_unregister_client(&ipoib_client);
+	unregister_netdevice_notifier(&ipoib_netdev_notifier);
 	ipoib_fabric_ib_unregister();
 	ipoib_fs_exit();
 }

@@ -304,6 +304,7 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 	if (!netif_carrier_ok(dev)) {
 		netdev_info(dev, "joined the broadcast group, carrier on (MTU %u)\n",
 			    dev->mtu);
+		set_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags);
 		netif_carrier_on(dev);
 	}
 }

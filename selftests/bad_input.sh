@@ -29,17 +29,8 @@ fi
 . "$(dirname "$0")/lib.sh"
 
 inject=$IPOIB_TOP/build/inject/ipoib_inject
-idx=$(($(printf '%d' "'$ROLE") - 64))
-ip link set eth0 mtu 4200
-rxe_up
-check "modprobe ib_ipoib" modprobe ib_ipoib
-check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
-ifc=$(ipoib_if rxe0)
-ip link set "$ifc" up
-check "carrier comes up" \
-	wait_until 10 grep -qx 1 "/sys/class/net/$ifc/carrier"
-check "MTU is 4092: datagrams of up to 4096 octets" \
-	test "$(cat "/sys/class/net/$ifc/mtu")" = 4092
+ipoib_start
+idx=$IDX ifc=$IFC
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 cat "/sys/class/net/$ifc/address" >"$SHARED/addr.$ROLE"
 barrier configured

@@ -8,18 +8,8 @@ GUESTS=2
 VM_TIMEOUT=700
 . "$(dirname "$0")/lib.sh"
 
-idx=$(($(printf '%d' "'$ROLE") - 64))
-# A 4200-byte underlay lets rxe use a 4096-byte IB MTU: IPv6 needs 1280.
-ip link set eth0 mtu 4200
-rxe_up
-check "modprobe ib_ipoib" modprobe ib_ipoib
-check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
-ifc=$(ipoib_if rxe0)
-ip link set "$ifc" up
-check "carrier comes up once the broadcast group is joined" \
-	wait_until 10 grep -qx 1 "/sys/class/net/$ifc/carrier"
-check "MTU is the group's 4096 minus the 4-octet header" \
-	test "$(cat "/sys/class/net/$ifc/mtu")" = 4092
+ipoib_start
+idx=$IDX ifc=$IFC
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
 check "IPv6 link-local address from the port GUID" \

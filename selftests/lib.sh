@@ -119,3 +119,21 @@ wait_until() {
 		sleep 0.2
 	done
 }
+
+# ipoib_start: the common start of a datagram test. A 4200-byte underlay
+# (rxe then uses a 4096-byte IB MTU: IPv6 needs 1280), rxe0, ib_ipoib, its
+# interface up with carrier (the broadcast group joined). Sets IFC and IDX
+# (1 for A, 2 for B, ...); the checks it makes count like the test's own.
+ipoib_start() {
+	IDX=$(($(printf '%d' "'$ROLE") - 64))
+	ip link set eth0 mtu 4200
+	rxe_up
+	check "modprobe ib_ipoib" modprobe ib_ipoib
+	check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
+	IFC=$(ipoib_if rxe0)
+	ip link set "$IFC" up
+	check "carrier comes up once the broadcast group is joined" \
+		wait_until 15 grep -qx 1 "/sys/class/net/$IFC/carrier"
+	check "MTU is the group's 4096 minus the 4-octet header" \
+		test "$(cat "/sys/class/net/$IFC/mtu")" = 4092
+}

@@ -9,15 +9,9 @@ GUESTS=3
 VM_TIMEOUT=400
 . "$(dirname "$0")/lib.sh"
 
-idx=$(($(printf '%d' "'$ROLE") - 64))
 mc=$IPOIB_TOP/selftests/mcast_udp.py
-ip link set eth0 mtu 4200
-rxe_up
-check "modprobe ib_ipoib" modprobe ib_ipoib
-check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
-ifc=$(ipoib_if rxe0)
-ip link set "$ifc" up
-check "carrier" wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+ipoib_start
+idx=$IDX ifc=$IFC
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
 mount -t debugfs none /sys/kernel/debug 2>/dev/null

@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Interfaces that come and go in datagram mode, two soft-RoCE guests:
+# - a rename moves the debugfs files along;
+# - the peer reloads ib_ipoib, so its UD QPN and with it its link-layer
+#   address change (RFC 4391 s9.4): our IPv4 and IPv6 traffic to it
+#   resumes at once, because it announces its new address on carrier;
+# - the module is unloaded, or the RDMA device deleted, under iperf3 on the
+#   sending and on the receiving side: every time cleanly (the harness
+#   fails the test on any kernel warning), and the interface comes back.
+GUESTS=2
+VM_TIMEOUT=700
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+dbg=/sys/kernel/debug/ipoib
+
+# ifc_config: addresses first, then up, as ifupdown does; waits for carrier
+ifc_config() {
+	IFC=$(ipoib_if rxe0) || return 1
+	ip addr add "10.20.0.$IDX/24" dev "$IFC" &&
+		ip addr add "fd00:20::$IDX/64" dev "$IFC" nodad &&
+		ip link set "$IFC" up &&
+		wait_until 15 grep -qx 1 "/sys/class/net/$IFC/carrier"
+}
+
+if [ "$ROLE" = A ]; then
+	ip link set "$IFC" down
+	ip link set "$IFC" name ibren0
+	check "debugfs files follow a rename" \
+		test -e $dbg/ibren0_mcg -a -e $dbg/ibren0_path -a ! -e "$dbg/${IFC}_mcg"
+	ip link set ibren0 name "$IFC"
+	check "... and a rename back" \
+		test -e "$dbg/${IFC}_mcg" -a ! -e $dbg/ibren0_mcg
+	ip link set "$IFC" up
+	check "carrier after the renames" \
+		wait_until 15 grep -qx 1 "/sys/class/net/$IFC/carrier"
+fi
+# configured after the renames: a link going down loses its IPv6 addresses
+ip link set "$IFC" down
+check "configure $IFC" ifc_config
+cat "/sys/class/net/$IFC/address" >"$SHARED/addr0.$ROLE"
+barrier configured
+
+# --- the peer reloads: its QPN changes -------------------------------------
+neigh_is() {	# neigh_is ADDR LLADDR
+	ip neigh show "$1" dev "$IFC" | grep -q "lladdr $2"
+}
+ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+if [ "$ROLE" = A ]; then
+	check "ping IPv4 B" ping -c 2 -i 0.3 -W 5 10.20.0.2
+	check "ping IPv6 B" ping -6 -c 2 -i 0.3 -W 5 fd00:20::2
+	check "the ARP entry of B holds its first address" \
+		neigh_is 10.20.0.2 "$(cat "$SHARED/addr0.B")"
+	ip neigh show dev "$IFC"
+	signal pinged
+	wait_for B reloaded 120
+	new=$(cat "$SHARED/addr.B")
+	t0=$(ms)
+	check "IPv4 to B resumes within 5 s, B sending nothing to us" \
+		wait_until 5 ping -c 1 -W 1 -q 10.20.0.2
+	log "IPv4 resumed $(($(ms) - t0)) ms after B had carrier"
+	check "the ARP entry of B holds its new address" neigh_is 10.20.0.2 "$new"
+	check "IPv6 to B resumes within 8 s" \
+		wait_until 8 ping -6 -c 1 -W 1 -q fd00:20::2
+	log "IPv6 resumed $(($(ms) - t0)) ms after B had carrier"
+	check "the ND entry of B holds its new address" neigh_is fd00:20::2 "$new"
+	ip neigh show dev "$IFC"
+else
+	wait_for A pinged 120
+	old=$(cat "/sys/class/net/$IFC/address")
+	check "modprobe -r ib_ipoib" modprobe -r ib_ipoib
+	check "modprobe ib_ipoib" modprobe ib_ipoib
+	check "the interface is back" wait_until 10 ipoib_if rxe0
+	check "configure it again" ifc_config
+	IFC=$(ipoib_if rxe0)
+	new=$(cat "/sys/class/net/$IFC/address")
+	log "address before $old, after $new"
+	check "the UD QPN changed" test "${old:3:8}" != "${new:3:8}"
+	echo "$new" >"$SHARED/addr.B"
+	signal reloaded
+fi
+barrier reload-done
+
+# --- unload / device delete under iperf3 -----------------------------------
+# restore: module and rxe0 back, the interface configured, carrier on
+restore() {
+	lsmod | grep -q '^ib_ipoib ' || modprobe ib_ipoib || return 1
+	rdma link show rxe0/1 >/dev/null 2>&1 || vm_rxe_add || return 1
+	wait_until 10 ipoib_if rxe0 || return 1
+	IFC=$(ipoib_if rxe0)
+	if ! ip -4 addr show dev "$IFC" | grep -q inet; then
+		ip link set "$IFC" down
+		ifc_config || return 1
+	fi
+	grep -qx 1 "/sys/class/net/$IFC/carrier"
+}
+
+gone() {
+	! ipoib_if rxe0 >/dev/null
+}
+
+tx_bytes_over() {	# tx_bytes_over N
+	[ "$(cat "/sys/class/net/$IFC/statistics/tx_bytes")" -gt "$1" ]
+}
+
+# under_load NAME ACTOR WHAT CMD...: A sends TCP to B with iperf3; after
+# 3 s, ACTOR runs CMD; the interface is gone afterwards and comes back.
+under_load() {
+	local name=$1 actor=$2 what=$3 tx0
+	shift 3
+	check "restore the interface" restore
+	IFC=$(ipoib_if rxe0)
+	[ "$ROLE" = B ] && iperf3 -s -D -1 >/dev/null 2>&1
+	barrier "$name-ready" 120
+	if [ "$ROLE" = A ]; then
+		tx0=$(cat "/sys/class/net/$IFC/statistics/tx_bytes")
+		timeout 40 iperf3 -c 10.20.0.2 -t 30 >/tmp/iperf.log 2>&1 &
+		sleep 3
+		check "iperf3 is moving data" tx_bytes_over $((tx0 + 1000000))
+	fi
+	barrier "$name-running" 120
+	if [ "$ROLE" = "$actor" ]; then
+		check "$what while iperf3 runs" "$@"
+		check "the interface is gone" wait_until 10 gone
+	fi
+	barrier "$name-done" 120
+	pkill iperf3
+	wait
+	check "the interface comes back" restore
+	IFC=$(ipoib_if rxe0)
+	[ "$ROLE" = A ] && check "ping B after $what" \
+		wait_until 10 ping -c 1 -W 1 -q 10.20.0.2
+	barrier "$name-checked" 120
+}
+
+under_load tx-unload A "sender: modprobe -r ib_ipoib" modprobe -r ib_ipoib
+under_load tx-rxedel A "sender: rdma link delete rxe0" rdma link delete rxe0
+under_load rx-unload B "receiver: modprobe -r ib_ipoib" modprobe -r ib_ipoib
+under_load rx-rxedel B "receiver: rdma link delete rxe0" rdma link delete rxe0
+
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+finish
