@@ -72,6 +72,9 @@
 #define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_RETRY	(2 * HZ)
 #define IPOIB_MCAST_QUEUE_LEN	8
+/* Send-only groups: bounded, and left when idle (as paths are dropped). */
+#define IPOIB_MAX_SENDONLY	256
+#define IPOIB_SENDONLY_IDLE	IPOIB_PATH_IDLE
 /* Carrier on: announce our addresses now and twice more (DAD may lag). */
 #define IPOIB_ANNOUNCE_REPEAT	2
 #define IPOIB_ANNOUNCE_GAP	(3 * HZ / 2)
@@ -244,6 +247,7 @@ struct ipoib_counters {
 	atomic_long_t rx_no_buf;	/* no buffer to refill: dropped */
 	atomic_long_t tx_no_path;	/* queue to an unresolved path full */
 	atomic_long_t tx_bad_daddr;	/* no usable destination */
+	atomic_long_t tx_mcast_limit;	/* too many send-only groups */
 	atomic_long_t path_resolutions;
 	atomic_long_t mcast_joins;
 };

@@ -161,10 +161,17 @@ static void ipoib_mcast_flush_queue(struct ipoib_mcast *mc)
  * join (join_done/join_status) and the retry time. Returns false when the
  * group is finished and must be freed.
  */
+static bool ipoib_mcast_sendonly_idle(const struct ipoib_mcast *mc)
+{
+	return time_after(jiffies,
+			  READ_ONCE(mc->last_used) + IPOIB_SENDONLY_IDLE);
+}
+
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
-	bool wanted = up && (mc->wanted || mc->sendonly);
+	bool wanted = up && (mc->wanted ||
+			     (mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
 	bool done;
 	int status, ret;
 
@@ -350,6 +357,14 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 		if (mc->state == IPOIB_MCAST_FAILED &&
 		    (!next || time_before(mc->retry_at, next)))
 			next = mc->retry_at;
+		/* come back to leave it once idle */
+		if (mc->sendonly) {
+			unsigned long idle = READ_ONCE(mc->last_used) +
+					     IPOIB_SENDONLY_IDLE + 1;
+
+			if (!next || time_before(idle, next))
+				next = idle;
+		}
 	}
 	ipoib_mcast_carrier(priv, up);
 	mutex_unlock(&priv->mcast_mutex);
@@ -411,6 +426,17 @@ void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
 	rcu_read_unlock();
 }
 
+/* Under mcast_lock; only when a new group is about to be created. */
+static unsigned int ipoib_mcast_sendonly_count(struct ipoib_dev *priv)
+{
+	struct ipoib_mcast *mc;
+	unsigned int n = 0;
+
+	list_for_each_entry(mc, &priv->mcasts, list)
+		n += mc->sendonly;
+	return n;
+}
+
 netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const u8 *mgid)
 {
@@ -434,6 +460,12 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	mc = ipoib_mcast_find(priv, mgid);
 	if (!mc && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags) &&
 	    !ipoib_mcast_is_broadcast(priv, mgid)) {
+		if (ipoib_mcast_sendonly_count(priv) >= IPOIB_MAX_SENDONLY) {
+			atomic_long_inc(&priv->counters.tx_mcast_limit);
+			ipoib_warn_rl(priv, "send-only group limit %u: dropped for %pI6\n",
+				      IPOIB_MAX_SENDONLY, mgid);
+			goto drop;
+		}
 		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
 		if (mc) {
 			mc->sendonly = true;
@@ -445,6 +477,7 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		skb_queue_tail(&mc->queue, skb);
 		skb = NULL;
 	}
+drop:
 	spin_unlock_bh(&priv->mcast_lock);
 	if (skb) {
 		priv->dev->stats.tx_dropped++;

@@ -87,9 +87,25 @@ B)
 	signal nic-cycled
 	;;
 esac
+# Send-only groups are bounded: A sends one datagram to each of 300 groups
+# it never joins; 256 send-only groups at most, the rest counted.
+if [ "$ROLE" = A ]; then
+	python3 - "$ifc" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, sys.argv[1].encode())
+for i in range(300):
+    s.sendto(b"x", ("239.3.%d.%d" % (i // 200, i % 200 + 1), 5000))
+PY
+	check "at most 256 send-only groups" \
+		test "$(grep -c 'send_only: yes' "$mcg")" = 256
+	check "the rest is counted (tx_mcast_limit)" \
+		sh -c "ethtool -S $ifc | grep -Eq 'tx_mcast_limit: [1-9]'"
+	check "unicast still flows" ping -c 2 -W 5 10.20.0.2
+fi
 barrier end
 log "state of $ifc:"
 ethtool -S "$ifc" | sed 's/^/#   /'
 ip neigh show dev "$ifc" | sed 's/^/#   /'
-sed 's/^/#   /' "$mcg" "/sys/kernel/debug/ipoib/${ifc}_path"
+sed 's/^/#   /' "$mcg" "/sys/kernel/debug/ipoib/${ifc}_path" | head -n 40
 finish
