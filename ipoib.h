@@ -46,6 +46,7 @@
 #include <linux/hashtable.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_sa.h>
 
 #include "ipoib_wire.h"
 
@@ -64,6 +65,10 @@
  */
 #define IPOIB_PSEUDO_LEN	IPOIB_ADDR_LEN
 #define IPOIB_HARD_LEN		(IPOIB_PSEUDO_LEN + IPOIB_ENCAP_LEN)
+
+/* wr_id: slot number, or-ed with these */
+#define IPOIB_OP_RECV		BIT_ULL(31)
+#define IPOIB_OP_CM		BIT_ULL(30)
 
 /* Unresolved destinations hold a few packets, as ARP does. */
 #define IPOIB_PATH_QUEUE_LEN	8
@@ -129,6 +134,13 @@ struct ipoib_fabric_ops {
 	 */
 	int (*mcast_join)(struct ipoib_dev *priv, struct ipoib_mcast *mc);
 	void (*mcast_leave)(struct ipoib_dev *priv, struct ipoib_mcast *mc);
+	/*
+	 * The primary path for a CM REQ to a resolved path's GID (atomic
+	 * context, path READY): the SA's record on IB, a RoCE v2 record
+	 * built from the resolved MAC and hop limit on RoCE.
+	 */
+	void (*cm_path)(struct ipoib_dev *priv, struct ipoib_path *path,
+			struct sa_path_rec *rec);
 };
 
 extern const struct ipoib_fabric_ops ipoib_fabric_ib;
@@ -152,6 +164,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_REJOIN,	/* port/SM event: flush and join again */
 	IPOIB_FLAG_RESTART,	/* transmit timeout: restart unconditionally */
 	IPOIB_FLAG_ANNOUNCE,	/* carrier came on: tell neighbours our QPN */
+	IPOIB_FLAG_CM_UP,	/* listening, SRQ posted: connections welcome */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -248,8 +261,97 @@ struct ipoib_counters {
 	atomic_long_t tx_no_path;	/* queue to an unresolved path full */
 	atomic_long_t tx_bad_daddr;	/* no usable destination */
 	atomic_long_t tx_mcast_limit;	/* too many send-only groups */
+	atomic_long_t tx_too_big;	/* ICMP "too big" sent instead */
+	atomic_long_t cm_bad_pdata;	/* REQ/REP private data refused */
+	atomic_long_t cm_crossed;	/* REQs crossed (RFC 4755 s3.3) */
+	atomic_long_t cm_connections;	/* connections established */
+	atomic_long_t cm_failures;	/* attempts or connections failed */
 	atomic_long_t path_resolutions;
 	atomic_long_t mcast_joins;
+};
+
+/* Connected mode (RFC 4755), ipoib_cm.c. Modes: IPOIB_MODE_* (if_link.h) */
+#define IPOIB_CM_MTU		65520	/* the largest IPoIB MTU, as in-tree */
+#define IPOIB_CM_BUF_SIZE	(IPOIB_CM_MTU + IPOIB_ENCAP_LEN)
+#define IPOIB_CM_RX_PAGES	DIV_ROUND_UP(IPOIB_CM_MTU, PAGE_SIZE)
+#define IPOIB_CM_MAX_CONNS	256
+#define IPOIB_CM_IDLE		(300 * HZ)
+
+enum ipoib_cm_state {
+	IPOIB_CM_REQ_SENT,	/* active: REQ out, waiting for REP */
+	IPOIB_CM_REP_SENT,	/* passive: REP out, waiting for RTU */
+	IPOIB_CM_LIVE,		/* unicast to the peer goes over it */
+	IPOIB_CM_CLOSED,	/* released; until retry_at the peer gets UD */
+};
+
+enum ipoib_cm_event {
+	IPOIB_CM_EV_REP,	/* REP received (active) */
+	IPOIB_CM_EV_RTU,	/* RTU or first message (passive) */
+	IPOIB_CM_EV_REJ,	/* REJ, or a REQ/REP timed out */
+	IPOIB_CM_EV_FAIL,	/* a local failure or a send error */
+	IPOIB_CM_EV_DREQ,	/* the peer disconnects */
+	IPOIB_CM_EV_CLOSE,	/* we close: idle, down, replaced */
+};
+
+/* One peer interface: one RC QP, used both ways. */
+struct ipoib_cm_conn {
+	struct hlist_node node;		/* priv->cm.conns */
+	struct rcu_head rcu;
+	struct ipoib_dev *priv;
+	u8 peer[IPOIB_ADDR_LEN];	/* its link-layer address, flags 0 */
+	enum ipoib_cm_state state;
+	bool active;			/* we sent the REQ */
+	bool sid_rfc;			/* REQ to the RFC 4755 service ID */
+	bool retry_sid_rfc;		/* the Linux one was refused */
+	bool replacing;			/* a fresh attempt is queued */
+	bool unhashed;			/* out of priv->cm.conns */
+	bool released;			/* cm_id and QP gone */
+	unsigned long failing;		/* bit 0: on the fail list */
+	struct ib_cm_id *cm_id;
+	struct ib_qp *qp;
+	const struct ib_gid_attr *sgid_attr;
+	struct sa_path_rec path_rec;
+	u32 mtu;			/* IPoIB MTU of this connection */
+	struct ipoib_tx_buf *tx_ring;	/* sendq_size entries */
+	unsigned int tx_head;
+	unsigned int tx_tail;
+	struct sk_buff_head queue;	/* too big for UD: wait for LIVE */
+	unsigned long last_used;	/* jiffies of the last send */
+	unsigned long retry_at;
+	unsigned long backoff;
+	struct ipoib_cm_conn *old;	/* the closed one it replaces */
+	struct list_head start_node;
+	struct list_head reap_node;
+	struct list_head fail_node;
+};
+
+struct ipoib_cm_rx_buf {
+	struct sk_buff *skb;		/* the encapsulation header */
+	struct page *pages[IPOIB_CM_RX_PAGES];
+	u64 mapping[IPOIB_CM_RX_PAGES + 1];
+};
+
+struct ipoib_cm {
+	struct workqueue_struct *wq;	/* NULL: no connected mode here */
+	struct ib_cq *send_cq;
+	struct ib_cq *recv_cq;
+	struct ib_srq *srq;
+	struct ipoib_cm_rx_buf *rx_ring;
+	unsigned int rx_size;
+	struct ib_cm_id *listen[2];	/* Linux and RFC service IDs */
+	struct mutex mutex;		/* connection state changes */
+	spinlock_t lock;		/* conns, states, queues vs. xmit */
+	DECLARE_HASHTABLE(conns, 6);
+	unsigned int nconns;
+	atomic_t tx_stopped;		/* a full connection stopped the queue */
+	struct list_head start_list;	/* xmit -> start_work */
+	struct work_struct start_work;
+	spinlock_t reap_lock;		/* reap_list, fail_list */
+	struct list_head reap_list;
+	struct work_struct reap_work;
+	struct list_head fail_list;
+	struct work_struct fail_work;
+	struct delayed_work gc_work;
 };
 
 /* One ibN interface: netdev_priv() of its net_device. */
@@ -301,12 +403,19 @@ struct ipoib_dev {
 	struct list_head mcasts;
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
+	unsigned int mcast_rtnl_busy;	/* trylock misses in a row */
+	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */
 	unsigned int mcast_mtu;		/* broadcast group's IB MTU */
 	unsigned int admin_mtu;		/* set by the user; 0: follow group */
+	bool mtu_internal;		/* our own dev_set_mtu() is running */
+
+	u16 mode;			/* IPOIB_MODE_DATAGRAM/_CONNECTED */
+	struct ipoib_cm cm;
 
 	struct ipoib_counters counters;
 	struct dentry *debugfs_mcg;
 	struct dentry *debugfs_path;
+	struct dentry *debugfs_cm;
 };
 
 static inline struct ipoib_dev *ipoib_priv(const struct net_device *dev)
@@ -348,6 +457,30 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const u8 *mgid);
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
 void ipoib_mcast_port_event(struct ipoib_dev *priv);
+
+/* ipoib_main.c */
+void ipoib_apply_mtu(struct ipoib_dev *priv);
+int ipoib_set_mode(struct ipoib_dev *priv, u16 mode);
+
+/* ipoib_sysfs.c: the in-tree driver's attributes */
+extern const struct attribute_group ipoib_attr_group;
+
+/* ipoib_cm.c: connected mode */
+int ipoib_cm_init(struct ipoib_dev *priv);
+void ipoib_cm_cleanup(struct ipoib_dev *priv);
+bool ipoib_cm_capable(struct ipoib_dev *priv);
+bool ipoib_cm_available(struct ipoib_dev *priv);
+int ipoib_cm_open(struct ipoib_dev *priv);
+void ipoib_cm_stop(struct ipoib_dev *priv);
+int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
+		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
+void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);
+void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m);
+
+/* ipoib_cm_rx.c: connected mode's shared receive queue */
+int ipoib_cm_rx_open(struct ipoib_dev *priv);
+void ipoib_cm_rx_close(struct ipoib_dev *priv);
+void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc);
 
 /* ipoib_fs.c: debugfs views (ibX_mcg, ibX_path) */
 void ipoib_fs_init(void);

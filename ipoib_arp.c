@@ -198,6 +198,14 @@ netdev_tx_t ipoib_path_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	state = path ? smp_load_acquire(&path->state) : IPOIB_PATH_FAILED;
 	if (likely(state == IPOIB_PATH_READY)) {
 		WRITE_ONCE(path->last_used, jiffies);
+		if (priv->mode == IPOIB_MODE_CONNECTED) {
+			int taken = ipoib_cm_xmit(priv, skb, path, dst);
+
+			if (taken) {
+				rcu_read_unlock();
+				return taken < 0 ? NETDEV_TX_BUSY : NETDEV_TX_OK;
+			}
+		}
 		ret = ipoib_ud_send(priv, skb, path->ah, dst->qpn, priv->qkey);
 		rcu_read_unlock();
 		return ret;

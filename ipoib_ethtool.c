@@ -43,8 +43,13 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(tx_no_path),
 	IPOIB_OWN_STAT(tx_mcast_limit),
 	IPOIB_OWN_STAT(tx_bad_daddr),
+	IPOIB_OWN_STAT(tx_too_big),
 	IPOIB_OWN_STAT(path_resolutions),
 	IPOIB_OWN_STAT(mcast_joins),
+	IPOIB_OWN_STAT(cm_connections),
+	IPOIB_OWN_STAT(cm_failures),
+	IPOIB_OWN_STAT(cm_crossed),
+	IPOIB_OWN_STAT(cm_bad_pdata),
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)

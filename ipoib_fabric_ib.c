@@ -28,6 +28,7 @@ struct ipoib_ib_path {
 	struct ib_sa_query *query;
 	int id;
 	struct completion done;
+	struct sa_path_rec rec;		/* the answer, for CM REQs */
 };
 
 static int ipoib_ib_port_check(struct ipoib_dev *priv)
@@ -67,6 +68,7 @@ static void ipoib_ib_path_done(int status, struct sa_path_rec *rec,
 		status = ib_init_ah_attr_from_path(priv->ca, priv->port, rec,
 						   &path->ah_attr, NULL);
 	if (!status) {
+		ip->rec = *rec;
 		path->dlid = be32_to_cpu(sa_path_get_dlid(rec));
 		path->sl = rec->sl;
 		path->rate = rec->rate;
@@ -213,6 +215,15 @@ static void ipoib_ib_mcast_leave(struct ipoib_dev *priv,
 	mc->fabric_priv = NULL;
 }
 
+/* The SA's PathRecord serves the CM as it is (RFC 4755 s3.2). */
+static void ipoib_ib_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
+			     struct sa_path_rec *rec)
+{
+	struct ipoib_ib_path *ip = path->fabric_priv;
+
+	*rec = ip->rec;
+}
+
 const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.name		= "ib",
 	.port_check	= ipoib_ib_port_check,
@@ -221,4 +232,5 @@ const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.path_cancel	= ipoib_ib_path_cancel,
 	.mcast_join	= ipoib_ib_mcast_join,
 	.mcast_leave	= ipoib_ib_mcast_leave,
+	.cm_path	= ipoib_ib_cm_path,
 };

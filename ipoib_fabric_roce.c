@@ -235,6 +235,30 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 	return 0;
 }
 
+/*
+ * No SA: a RoCE v2 path record from what resolution found (the peer's MAC
+ * and hop limit), the port's P_Key and the MTU the underlay allows.
+ */
+static void ipoib_roce_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
+			       struct sa_path_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->rec_type = SA_PATH_REC_TYPE_ROCE_V2;
+	rec->sgid = priv->local_gid;
+	rec->dgid = path->dgid;
+	sa_path_set_dmac(rec, path->ah_attr.roce.dmac);
+	rec->roce.route_resolved = true;
+	rec->hop_limit = rdma_ah_read_grh(&path->ah_attr)->hop_limit;
+	rec->pkey = cpu_to_be16(priv->pkey);
+	rec->mtu_selector = IB_SA_EQ;
+	rec->mtu = ib_mtu_int_to_enum(priv->mcast_mtu);
+	rec->rate_selector = IB_SA_EQ;
+	rec->rate = IB_RATE_PORT_CURRENT;
+	rec->packet_life_time_selector = IB_SA_EQ;
+	rec->numb_path = 1;
+	rec->reversible = 1;
+}
+
 const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.name		= "roce",
 	.port_check	= ipoib_roce_port_check,
@@ -243,4 +267,5 @@ const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.path_cancel	= ipoib_roce_path_cancel,
 	.mcast_join	= ipoib_roce_mcast_join,
 	.mcast_leave	= ipoib_roce_mcast_leave,
+	.cm_path	= ipoib_roce_cm_path,
 };

@@ -24,6 +24,13 @@ static int ipoib_path_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_path);
 
+static int ipoib_cm_conns_show(struct seq_file *m, void *v)
+{
+	ipoib_cm_show(m->private, m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ipoib_cm_conns);
+
 void ipoib_fs_add(struct ipoib_dev *priv)
 {
 	char name[IFNAMSIZ + 8];
@@ -34,12 +41,17 @@ void ipoib_fs_add(struct ipoib_dev *priv)
 	snprintf(name, sizeof(name), "%s_path", priv->dev->name);
 	priv->debugfs_path = debugfs_create_file(name, 0400, ipoib_root, priv,
 						 &ipoib_path_fops);
+	snprintf(name, sizeof(name), "%s_cm", priv->dev->name);
+	priv->debugfs_cm = debugfs_create_file(name, 0400, ipoib_root, priv,
+					       &ipoib_cm_conns_fops);
 }
 
 void ipoib_fs_del(struct ipoib_dev *priv)
 {
 	debugfs_remove(priv->debugfs_mcg);
 	debugfs_remove(priv->debugfs_path);
+	debugfs_remove(priv->debugfs_cm);
+	priv->debugfs_cm = NULL;
 	priv->debugfs_mcg = NULL;
 	priv->debugfs_path = NULL;
 }

@@ -9,7 +9,6 @@
 
 #include "ipoib.h"
 
-#define IPOIB_OP_RECV		BIT_ULL(31)
 #define IPOIB_POLL_BATCH	16
 /* keeps the IP header 16-byte aligned behind GRH + encapsulation header */
 #define IPOIB_RX_ALIGN		4
@@ -441,6 +440,9 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	skb_pull(skb, IPOIB_HARD_LEN);
 	skb_reset_network_header(skb);
 	skb->dev = dev;
+	if ((dev->features & NETIF_F_RXCSUM) &&
+	    (wc->wc_flags & IB_WC_IP_CSUM_OK))
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
 	dev->stats.rx_packets++;
 	dev->stats.rx_bytes += skb->len;
 	if (skb->pkt_type == PACKET_MULTICAST)
@@ -515,6 +517,35 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 		netif_wake_queue(priv->dev);
 }
 
+/* Connected mode's completions: sends of every connection, the SRQ. */
+static int ipoib_poll_cm(struct ipoib_dev *priv, int budget)
+{
+	struct ib_wc wc[IPOIB_POLL_BATCH];
+	int done = 0, n, i;
+
+	do {
+		n = ib_poll_cq(priv->cm.send_cq, IPOIB_POLL_BATCH, wc);
+		for (i = 0; i < n; i++)
+			ipoib_cm_handle_tx(priv, &wc[i]);
+	} while (n == IPOIB_POLL_BATCH);
+	while (done < budget) {
+		n = ib_poll_cq(priv->cm.recv_cq,
+			       min(budget - done, IPOIB_POLL_BATCH), wc);
+		for (i = 0; i < n; i++)
+			ipoib_cm_handle_rx(priv, &wc[i]);
+		done += n;
+		if (n < IPOIB_POLL_BATCH)
+			break;
+	}
+	return done;
+}
+
+static bool ipoib_rearm(struct ib_cq *cq)
+{
+	return cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				      IB_CQ_REPORT_MISSED_EVENTS) > 0;
+}
+
 static int ipoib_poll(struct napi_struct *napi, int budget)
 {
 	struct ipoib_dev *priv = container_of(napi, struct ipoib_dev, napi);
@@ -531,12 +562,13 @@ static int ipoib_poll(struct napi_struct *napi, int budget)
 		if (n < IPOIB_POLL_BATCH)
 			break;
 	}
+	if (priv->cm.recv_cq && done < budget)
+		done += ipoib_poll_cm(priv, budget - done);
 	if (done < budget && napi_complete_done(napi, done)) {
 		/* completions that raced with re-arming: poll again */
-		if (ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP |
-				     IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
-		    ib_req_notify_cq(priv->send_cq, IB_CQ_NEXT_COMP |
-				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		if (ipoib_rearm(priv->recv_cq) || ipoib_rearm(priv->send_cq) ||
+		    ipoib_rearm(priv->cm.recv_cq) ||
+		    ipoib_rearm(priv->cm.send_cq))
 			napi_schedule(napi);
 	}
 	return done;
@@ -609,6 +641,9 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	sge.length = len;
 	sge.lkey = priv->pd->local_dma_lkey;
 	wr.wr.wr_id = id;
+	/* only with NETIF_F_IP_CSUM, i.e. the HCA computes it */
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		wr.wr.send_flags |= IB_SEND_IP_CSUM;
 
 	skb_tx_timestamp(skb);
 	if (unlikely(ib_post_send(priv->qp, &wr.wr, NULL))) {

@@ -75,11 +75,20 @@ static int ipoib_ndo_init(struct net_device *dev)
 		destroy_workqueue(priv->wq);
 		return ret;
 	}
+	ret = ipoib_cm_init(priv);
+	if (ret) {
+		ipoib_ib_cleanup(priv);
+		destroy_workqueue(priv->wq);
+		return ret;
+	}
 
 	/*
-	 * RFC 4391 s9.1.1: UD QPN and port GID. RFC 4755 s3.1: flags stay
-	 * zero while this interface cannot accept connections.
+	 * RFC 4391 s9.1.1: UD QPN and port GID. RFC 4755 s3.1: RC is
+	 * advertised whenever we accept connections (whatever mode we send
+	 * in); an interface that cannot sends zero flags.
 	 */
+	if (ipoib_cm_available(priv))
+		ll.flags = IPOIB_FLAG_RC;
 	ll.qpn = priv->qp->qp_num;
 	memcpy(ll.gid, priv->local_gid.raw, sizeof(ll.gid));
 	ipoib_lladdr_pack(addr, &ll);
@@ -97,6 +106,7 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	/* path and group teardown put their AHs after a grace period */
 	rcu_barrier();
 	flush_workqueue(priv->wq);
+	ipoib_cm_cleanup(priv);
 	ipoib_ib_cleanup(priv);
 	destroy_workqueue(priv->wq);
 }
@@ -109,6 +119,11 @@ static int ipoib_ndo_open(struct net_device *dev)
 	ret = ipoib_ib_open(priv);
 	if (ret)
 		return ret;
+	ret = ipoib_cm_open(priv);
+	if (ret) {
+		ipoib_ib_stop(priv);
+		return ret;
+	}
 	/* Carrier waits for the broadcast group (RFC 4391 s5). */
 	netif_start_queue(dev);
 	ipoib_mcast_start(priv);
@@ -123,6 +138,8 @@ static int ipoib_ndo_stop(struct net_device *dev)
 	netif_stop_queue(dev);
 	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_mcast_stop(priv);
+	/* while NAPI still reaps the connections' flushed sends */
+	ipoib_cm_stop(priv);
 	ipoib_path_cleanup(priv);
 	ipoib_ib_stop(priv);
 	return 0;
@@ -163,9 +180,72 @@ static int ipoib_ndo_change_mtu(struct net_device *dev, int new_mtu)
 	struct ipoib_dev *priv = ipoib_priv(dev);
 
 	/* remember what the admin asked for; the group may lower it */
-	priv->admin_mtu = new_mtu;
+	if (!priv->mtu_internal)
+		priv->admin_mtu = new_mtu;
 	WRITE_ONCE(dev->mtu, new_mtu);
 	return 0;
+}
+
+static void ipoib_set_mtu(struct ipoib_dev *priv, unsigned int mtu)
+{
+	if (priv->dev->mtu == mtu)
+		return;
+	priv->mtu_internal = true;
+	dev_set_mtu(priv->dev, mtu);
+	priv->mtu_internal = false;
+}
+
+/*
+ * Under RTNL, when the group MTU or the mode changes. Datagram: at most
+ * the UD MTU (group MTU minus the header). Connected: up to 65520, and
+ * what the admin asked for (RFC 4755 s5; peers without a connection get
+ * ICMP "too big" with the UD MTU, s7.2).
+ */
+void ipoib_apply_mtu(struct ipoib_dev *priv)
+{
+	unsigned int ud = IPOIB_UD_MTU(priv->mcast_mtu), max, mtu;
+
+	max = priv->mode == IPOIB_MODE_CONNECTED ? IPOIB_CM_MTU : ud;
+	priv->dev->max_mtu = max;
+	mtu = priv->admin_mtu ? min(priv->admin_mtu, max) : ud;
+	ipoib_set_mtu(priv, mtu);
+}
+
+/*
+ * The sysfs switch (under RTNL). Connected: MTU to 65520, as the in-tree
+ * driver does; connections already up stay, so established TCP sessions
+ * survive either way. Datagram: new traffic goes UD at once, with the MTU
+ * back at the UD MTU; live connections keep receiving until they idle out.
+ */
+int ipoib_set_mode(struct ipoib_dev *priv, u16 mode)
+{
+	struct net_device *dev = priv->dev;
+
+	ASSERT_RTNL();
+	if (mode == priv->mode)
+		return 0;
+	if (mode == IPOIB_MODE_CONNECTED && !ipoib_cm_available(priv)) {
+		netdev_warn(dev, "connected mode: %s has no shared receive queue for it\n",
+			    dev_name(&priv->ca->dev));
+		return -EINVAL;
+	}
+	priv->mode = mode;
+	priv->admin_mtu = mode == IPOIB_MODE_CONNECTED ? IPOIB_CM_MTU : 0;
+	netdev_update_features(dev);
+	ipoib_apply_mtu(priv);
+	netdev_info(dev, "%s mode, MTU %u\n",
+		    mode == IPOIB_MODE_CONNECTED ? "connected" : "datagram",
+		    dev->mtu);
+	return 0;
+}
+
+/* Connected mode carries no checksum offload: the HCA does it for UD only. */
+static netdev_features_t ipoib_ndo_fix_features(struct net_device *dev,
+						netdev_features_t features)
+{
+	if (ipoib_priv(dev)->mode == IPOIB_MODE_CONNECTED)
+		features &= ~NETIF_F_IP_CSUM;
+	return features;
 }
 
 static bool ipoib_qp_broken(struct ipoib_dev *priv)
@@ -224,6 +304,7 @@ static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_start_xmit		= ipoib_ndo_start_xmit,
 	.ndo_set_rx_mode	= ipoib_ndo_set_rx_mode,
 	.ndo_change_mtu		= ipoib_ndo_change_mtu,
+	.ndo_fix_features	= ipoib_ndo_fix_features,
 	.ndo_tx_timeout		= ipoib_ndo_tx_timeout,
 };
 
@@ -242,6 +323,7 @@ static void ipoib_setup(struct net_device *dev)
 	dev->min_mtu = IPV4_MIN_MTU;
 	dev->max_mtu = IPOIB_UD_MTU(4096);
 	dev->tx_queue_len = ipoib_sendq_size * 2;
+	dev->sysfs_groups[0] = &ipoib_attr_group;
 	netif_keep_dst(dev);
 }
 
@@ -346,6 +428,12 @@ static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 	ret = fabric->port_check(priv);
 	if (ret)
 		goto out_free;
+
+	/* checksum offload only where the HCA does it for UD (not rxe) */
+	if (hca->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM) {
+		dev->hw_features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
+		dev->features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
+	}
 
 	ret = ib_query_pkey(hca->ca, port, 0, &pkey);
 	if (ret) {

@@ -72,10 +72,23 @@ void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
 	mod_delayed_work(priv->wq, &priv->mcast_work, 0);
 }
 
+/*
+ * Run the multicast work @delay jiffies from now, or sooner if a run is
+ * already due sooner: a timer for a retry or an expiry must never
+ * postpone a run that a join result or a list change asked for.
+ */
 static void ipoib_mcast_schedule(struct ipoib_dev *priv, unsigned long delay)
 {
-	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
-		mod_delayed_work(priv->wq, &priv->mcast_work, delay);
+	struct delayed_work *dw = &priv->mcast_work;
+	unsigned long flags;
+
+	if (!test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
+		return;
+	spin_lock_irqsave(&priv->mcast_sched_lock, flags);
+	if (!delayed_work_pending(dw) ||
+	    time_after(dw->timer.expires, jiffies + delay))
+		mod_delayed_work(priv->wq, dw, delay);
+	spin_unlock_irqrestore(&priv->mcast_sched_lock, flags);
 }
 
 /* Undo a membership: detach, leave, drop the address handle. */
@@ -186,6 +199,8 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		if (!wanted)
 			return false;
 		mc->state = IPOIB_MCAST_JOINING;
+		ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
+				mc->sendonly ? "send-only" : "full member");
 		atomic_long_inc(&priv->counters.mcast_joins);
 		ret = priv->fabric->mcast_join(priv, mc);
 		if (ret) {
@@ -295,19 +310,13 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 {
 	struct ipoib_mcast *bc = priv->broadcast;
 	struct net_device *dev = priv->dev;
-	unsigned int mtu;
 
 	if (!up || !bc || bc->state != IPOIB_MCAST_JOINED) {
 		if (netif_carrier_ok(dev))
 			netif_carrier_off(dev);
 		return;
 	}
-	mtu = IPOIB_UD_MTU(priv->mcast_mtu);
-	dev->max_mtu = mtu;
-	if (priv->admin_mtu && priv->admin_mtu < mtu)
-		mtu = priv->admin_mtu;
-	if (dev->mtu != mtu)
-		dev_set_mtu(dev, mtu);
+	ipoib_apply_mtu(priv);
 	if (!netif_carrier_ok(dev)) {
 		netdev_info(dev, "joined the broadcast group, carrier on (MTU %u)\n",
 			    dev->mtu);
@@ -388,9 +397,13 @@ static void ipoib_mcast_work(struct work_struct *work)
 					      mcast_work.work);
 
 	if (!rtnl_trylock()) {
+		if (!(++priv->mcast_rtnl_busy % HZ))
+			ipoib_mcast_dbg(priv, "RTNL busy for %u tries\n",
+					priv->mcast_rtnl_busy);
 		ipoib_mcast_schedule(priv, 1);
 		return;
 	}
+	priv->mcast_rtnl_busy = 0;
 	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags)) {
 		/*
 		 * A port or SM event invalidates memberships and paths: drop
@@ -492,6 +505,7 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 {
 	mutex_init(&priv->mcast_mutex);
 	spin_lock_init(&priv->mcast_lock);
+	spin_lock_init(&priv->mcast_sched_lock);
 	INIT_LIST_HEAD(&priv->mcasts);
 	INIT_DELAYED_WORK(&priv->mcast_work, ipoib_mcast_work);
 	priv->mcast_mtu = IPOIB_DEFAULT_IB_MTU;

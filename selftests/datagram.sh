@@ -10,6 +10,20 @@ VM_TIMEOUT=700
 
 ipoib_start
 idx=$IDX ifc=$IFC
+# Offloads only where the HCA has them: rxe has no UD checksum offload.
+offloads_match_hca() {
+	local k f want=off
+	k=$(ethtool -k "$ifc") || return 1
+	ibv_devinfo -v -d rxe0 | grep -q UD_IP_CSUM && want=on
+	for f in rx-checksumming tx-checksum-ipv4; do
+		if ! echo "$k" | grep -Eq "^[[:space:]]*$f: $want"; then
+			echo "$k" | grep -E 'checksum'
+			return 1
+		fi
+	done
+	echo "$k" | grep -Eq '^[[:space:]]*tx-tcp-segmentation: off \[fixed\]'
+}
+check "offloads follow the HCA's capabilities (none on rxe)" offloads_match_hca
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
 check "IPv6 link-local address from the port GUID" \

@@ -11,6 +11,8 @@
 #                limit is IPOIB_DEBUG_SLOWDOWN (default 3) times the test's
 #   GUESTS       set by the test before sourcing: number of guests
 #   VM_TIMEOUT   set by the test before sourcing: seconds (default 300)
+#   IPOIB_MODPARAMS  ib_ipoib module parameters for ipoib_start (debugging,
+#                e.g. "debug_level=1 mcast_debug_level=1")
 #   VM_ALLOC_FAILURES_EXPECTED  set to 1 by a test that injects allocation
 #                failures: the kernel's reports of them are no problem
 # A test takes one option: --module KO boots the guests with KO (built for
@@ -54,6 +56,8 @@ if [ -z "${ROLE:-}" ]; then
 		exit 1
 	fi
 	[ -z "$module" ] || vm_args+=(--module "$module")
+	[ -z "${IPOIB_MODPARAMS:-}" ] ||
+		vm_args+=(--env "IPOIB_MODPARAMS=$IPOIB_MODPARAMS")
 	[ -z "${VM_ALLOC_FAILURES_EXPECTED:-}" ] ||
 		vm_args+=(--alloc-failures-expected)
 	"$IPOIB_TOP/tools/vm/run.sh" --kver "$kver" --guests "${GUESTS:-2}" \
@@ -128,7 +132,8 @@ ipoib_start() {
 	IDX=$(($(printf '%d' "'$ROLE") - 64))
 	ip link set eth0 mtu 4200
 	rxe_up
-	check "modprobe ib_ipoib" modprobe ib_ipoib
+	# shellcheck disable=SC2086 # parameters are words
+	check "modprobe ib_ipoib" modprobe ib_ipoib ${IPOIB_MODPARAMS:-}
 	check "an interface appears on rxe0 port 1" wait_until 10 ipoib_if rxe0
 	IFC=$(ipoib_if rxe0)
 	ip link set "$IFC" up

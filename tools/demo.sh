@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo: boot two soft-RoCE guests, load ib_ipoib in each and show the
-# interfaces it creates. On the host it drives tools/vm/run.sh with this
+# make demo: boot two soft-RoCE guests, load ib_ipoib in each, show the
+# interfaces it creates, then ping and iperf3 from A to B over them. On the host it drives tools/vm/run.sh with this
 # script as the guest program; in a guest (ROLE set) it is that program.
 #   KVER   kernel to boot (default 6.12.117+deb12-amd64)
 set -u
@@ -27,6 +27,8 @@ if [ -z "${ROLE:-}" ]; then
 fi
 
 . "$top/tools/vm/guest-lib.sh"
+# jumbo frames underneath: a 4096-byte IB MTU, an ib0 MTU of 4092
+ip link set eth0 mtu 4200
 rxe_up >/dev/null
 modprobe ib_ipoib
 sleep 1
@@ -45,8 +47,27 @@ for d in /sys/class/net/ib*; do
 	echo "\$ ethtool -i $ifc"
 	ethtool -i "$ifc"
 done
+idx=$(($(printf '%d' "'$ROLE") - 64))
+ifc=$(ls /sys/class/net | grep -m1 '^ib')
+echo "\$ ip addr add 10.20.0.$idx/24 dev $ifc; ip link set $ifc up"
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+ip link set "$ifc" up
+for _ in $(seq 50); do
+	grep -qx 1 "/sys/class/net/$ifc/carrier" && break
+	sleep 0.2
+done
 echo "\$ dmesg | grep ib_ipoib"
 dmesg | grep -i 'ib_ipoib\|ib[0-9]:'
+[ "$ROLE" = B ] && iperf3 -s -1 -D >/dev/null 2>&1
+barrier up
+if [ "$ROLE" = A ]; then
+	echo "\$ ping -c 3 10.20.0.2      # B over $ifc"
+	ping -c 3 -i 0.3 10.20.0.2
+	echo "\$ ip neigh show dev $ifc   # 20-octet link-layer address"
+	ip neigh show dev "$ifc"
+	echo "\$ iperf3 -c 10.20.0.2 -t 5  # TCP over $ifc (QEMU TCG: slow)"
+	iperf3 -c 10.20.0.2 -t 5 -f m | grep -E 'sender|receiver'
+fi
 barrier done
 modprobe -r ib_ipoib
 finish

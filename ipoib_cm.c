@@ -1,0 +1,1194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connected mode (RFC 4755): one RC connection per peer interface, set up
+ * through ib_cm, used in both directions, receiving into one SRQ shared by
+ * all connections. Multicast, broadcast and ARP/ND stay on the UD QP
+ * (s2.1, s7); a peer without a connection is reached over UD meanwhile.
+ *
+ * A connection's life is one explicit state machine, ipoib_cm_step():
+ *
+ *   (none) --xmit--> REQ_SENT --REP--> LIVE
+ *   (none) --REQ---> REP_SENT --RTU/first data--> LIVE
+ *   any --REJ/timeout/error/DREQ/close--> CLOSED (resources released by
+ *         the reaper; a failed one stays as a marker until its retry time)
+ *
+ * Every attempt gets a fresh cm_id and QP (a failed cm_id cannot be
+ * reused). Whoever clears conn->cm_id under cm_mutex destroys it: a CM
+ * handler by returning non-zero, the reaper with ib_destroy_cm_id(),
+ * never while holding cm_mutex (destroy waits for running handlers).
+ */
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jhash.h>
+#include <linux/random.h>
+#include <net/icmp.h>
+#include <net/ipv6.h>
+#include <net/ndisc.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
+
+#include "ipoib.h"
+
+#define IPOIB_CM_QUEUE_LEN	8
+/*
+ * RFC 4755 s7.1: RC retransmission must give up well before TCP's first
+ * retransmission timeout (200 ms at least). ACK timeout 2^14 * 4.096 us =
+ * 67 ms, 3 retries: about 270 ms, then the connection fails and the peer
+ * is reached over UD. A receiver out of SRQ buffers answers RNR NAK; 7
+ * means the sender keeps retrying (the SRQ is refilled from NAPI).
+ */
+#define IPOIB_CM_ACK_TIMEOUT	14
+#define IPOIB_CM_RETRY		3
+#define IPOIB_CM_RNR_RETRY	7
+#define IPOIB_CM_RESPONSE	20	/* CM response timeout, 4.096 us * 2^n */
+#define IPOIB_CM_MAX_CM_RETRIES	8
+#define IPOIB_CM_BACKOFF_MAX	(16 * HZ)
+#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
+
+static const char *const ipoib_cm_state_names[] = {
+	[IPOIB_CM_REQ_SENT]	= "req-sent",
+	[IPOIB_CM_REP_SENT]	= "rep-sent",
+	[IPOIB_CM_LIVE]		= "live",
+	[IPOIB_CM_CLOSED]	= "closed",
+};
+
+static u32 ipoib_cm_hash(const u8 *peer)
+{
+	return jhash(peer, IPOIB_ADDR_LEN, 0);
+}
+
+/* under rcu_read_lock() or cm_lock; @peer has its flags octet zeroed */
+static struct ipoib_cm_conn *ipoib_cm_find(struct ipoib_dev *priv,
+					   const u8 *peer)
+{
+	struct ipoib_cm_conn *conn;
+
+	hash_for_each_possible_rcu(priv->cm.conns, conn, node,
+				   ipoib_cm_hash(peer))
+		if (!memcmp(conn->peer, peer, IPOIB_ADDR_LEN))
+			return conn;
+	return NULL;
+}
+
+static void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
+{
+	struct ipoib_lladdr ll = { .qpn = qpn };
+
+	memcpy(ll.gid, gid->raw, sizeof(ll.gid));
+	ipoib_lladdr_pack(buf, &ll);
+}
+
+static void ipoib_cm_pdata(struct ipoib_dev *priv, u8 *buf)
+{
+	struct ipoib_cm_pdata pd = {
+		.qpn = priv->qp->qp_num,
+		.mtu = IPOIB_CM_BUF_SIZE,
+	};
+
+	ipoib_cm_pdata_pack(buf, &pd);
+}
+
+/*
+ * Defensive parse of a peer's private data (RFC 4755 s6). The CM always
+ * hands us the whole private data field, zero-padded, so a peer that sent
+ * none shows as UD QPN 0.
+ */
+static int ipoib_cm_parse_pdata(const void *data, struct ipoib_cm_pdata *pd)
+{
+	if (!data || ipoib_cm_pdata_parse(data, IPOIB_CM_PDATA_LEN, pd))
+		return -EINVAL;
+	/* QPs 0 and 1 are special; an MTU must carry at least IPv4's */
+	if (pd->qpn < 2 || pd->mtu < IPV4_MIN_MTU + IPOIB_ENCAP_LEN)
+		return -EINVAL;
+	return 0;
+}
+
+static void ipoib_cm_reject(struct ipoib_dev *priv, struct ib_cm_id *id,
+			    enum ib_cm_rej_reason reason)
+{
+	u8 pdata[IPOIB_CM_PDATA_LEN];
+
+	/* s3.2: our UD QPN goes in every CM message, REJ included */
+	ipoib_cm_pdata(priv, pdata);
+	ib_send_cm_rej(id, reason, NULL, 0, pdata, sizeof(pdata));
+}
+
+static struct ib_qp *ipoib_cm_create_qp(struct ipoib_dev *priv,
+					struct ipoib_cm_conn *conn)
+{
+	struct ib_qp_init_attr attr = {
+		.event_handler = NULL,
+		.qp_context = conn,
+		.send_cq = priv->cm.send_cq,
+		.recv_cq = priv->cm.recv_cq,
+		.srq = priv->cm.srq,
+		.cap = {
+			.max_send_wr = priv->sendq_size,
+			.max_send_sge = 1,
+		},
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	return ib_create_qp(priv->pd, &attr);
+}
+
+/* ib_cm computes the attributes; RTR's rq_psn must be our REP's PSN */
+static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+			   enum ib_qp_state state, u32 rq_psn)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	ret = ib_cm_init_qp_attr(id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (state == IB_QPS_RTR && !conn->active)
+		attr.rq_psn = rq_psn;
+	return ib_modify_qp(conn->qp, &attr, mask);
+}
+
+static struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
+					       const u8 *peer, bool active,
+					       gfp_t gfp)
+{
+	struct ipoib_cm_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), gfp);
+	if (!conn)
+		return NULL;
+	conn->tx_ring = kcalloc(priv->sendq_size, sizeof(*conn->tx_ring), gfp);
+	if (!conn->tx_ring) {
+		kfree(conn);
+		return NULL;
+	}
+	conn->priv = priv;
+	memcpy(conn->peer, peer, IPOIB_ADDR_LEN);
+	conn->active = active;
+	conn->last_used = jiffies;
+	skb_queue_head_init(&conn->queue);
+	return conn;
+}
+
+static void ipoib_cm_conn_free(struct ipoib_cm_conn *conn)
+{
+	kfree(conn->tx_ring);
+	kfree(conn);
+}
+
+static void ipoib_cm_conn_free_rcu(struct rcu_head *head)
+{
+	ipoib_cm_conn_free(container_of(head, struct ipoib_cm_conn, rcu));
+}
+
+static void ipoib_cm_set_state(struct ipoib_cm_conn *conn,
+			       enum ipoib_cm_state state)
+{
+	struct ipoib_dev *priv = conn->priv;
+
+	ipoib_dbg(priv, 1, "CM %pI6 qpn 0x%06x: %s -> %s\n", conn->peer + 4,
+		  (conn->peer[1] << 16) | (conn->peer[2] << 8) | conn->peer[3],
+		  ipoib_cm_state_names[conn->state], ipoib_cm_state_names[state]);
+	spin_lock_bh(&priv->cm.lock);
+	conn->state = state;
+	spin_unlock_bh(&priv->cm.lock);
+}
+
+static unsigned int ipoib_cm_tx_inflight(struct ipoib_cm_conn *conn)
+{
+	/* acquire pairs with the completion's release of tx_tail */
+	return READ_ONCE(conn->tx_head) - smp_load_acquire(&conn->tx_tail);
+}
+
+static bool ipoib_cm_tx_full(struct ipoib_cm_conn *conn)
+{
+	return ipoib_cm_tx_inflight(conn) >= conn->priv->sendq_size;
+}
+
+/* Send one skb (pseudo header still in front) over a live connection. */
+static void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
+{
+	struct ipoib_dev *priv = conn->priv;
+	struct net_device *dev = priv->dev;
+	struct ipoib_tx_buf *tx;
+	struct ib_sge sge;
+	struct ib_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	unsigned int id;
+	u64 mapping;
+
+	skb_pull(skb, IPOIB_PSEUDO_LEN);
+	if (unlikely(skb_linearize(skb)))
+		goto drop;
+	mapping = ib_dma_map_single(priv->ca, skb->data, skb->len,
+				    DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(priv->ca, mapping)))
+		goto drop;
+	id = conn->tx_head & (priv->sendq_size - 1);
+	tx = &conn->tx_ring[id];
+	tx->skb = skb;
+	tx->mapping = mapping;
+	sge.addr = mapping;
+	sge.length = skb->len;
+	sge.lkey = priv->pd->local_dma_lkey;
+	wr.wr_id = id | IPOIB_OP_CM;
+	skb_tx_timestamp(skb);
+	if (unlikely(ib_post_send(conn->qp, &wr, NULL))) {
+		ipoib_warn_rl(priv, "CM post send failed\n");
+		ib_dma_unmap_single(priv->ca, mapping, skb->len, DMA_TO_DEVICE);
+		tx->skb = NULL;
+		dev->stats.tx_errors++;
+		dev_kfree_skb_any(skb);
+		return;
+	}
+	dev->stats.tx_packets++;
+	dev->stats.tx_bytes += skb->len;
+	WRITE_ONCE(conn->tx_head, conn->tx_head + 1);
+	WRITE_ONCE(conn->last_used, jiffies);
+	if (ipoib_cm_tx_full(conn)) {
+		netif_stop_queue(dev);
+		atomic_inc(&priv->cm.tx_stopped);
+		smp_mb(); /* queue state before re-reading tx_tail */
+		if (!ipoib_cm_tx_full(conn) &&
+		    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
+			netif_wake_queue(dev);
+	}
+	return;
+drop:
+	dev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+}
+
+/*
+ * A packet that cannot go as it is: too big for the UD MTU (no
+ * connection) or for the connection's MTU. RFC 4755 s7.2: tell the
+ * sender the per-destination MTU, so path MTU discovery adapts.
+ */
+static void ipoib_cm_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
+			     unsigned int mtu)
+{
+	atomic_long_inc(&priv->counters.tx_too_big);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+	if (skb->protocol == htons(ETH_P_IP))
+		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+			      htonl(mtu));
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, max(mtu, IPV6_MIN_MTU));
+	priv->dev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+}
+
+static unsigned int ipoib_cm_ip_len(const struct sk_buff *skb)
+{
+	return skb->len - IPOIB_HARD_LEN;
+}
+
+/* A connection ended: what waited for it goes over UD or is refused. */
+static void ipoib_cm_flush_to_ud(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+	struct sk_buff_head list;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&list);
+	spin_lock_bh(&priv->cm.lock);
+	skb_queue_splice_init(&conn->queue, &list);
+	spin_unlock_bh(&priv->cm.lock);
+	while ((skb = __skb_dequeue(&list))) {
+		if (ipoib_cm_ip_len(skb) > priv->dev->mtu ||
+		    ipoib_cm_ip_len(skb) > IPOIB_UD_MTU(priv->mcast_mtu)) {
+			ipoib_cm_too_big(priv, skb,
+					 IPOIB_UD_MTU(priv->mcast_mtu));
+			continue;
+		}
+		local_bh_disable();
+		dev_queue_xmit(skb);
+		local_bh_enable();
+	}
+}
+
+static void ipoib_cm_reap(struct ipoib_cm_conn *conn);
+static int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
+
+/*
+ * The one transition function. Called with cm_mutex held, from CM
+ * handlers, the connect work or the reaper. @ev says what happened;
+ * returns true if the caller (a CM handler for conn->cm_id) must have
+ * ib_cm destroy that cm_id, i.e. return non-zero.
+ */
+static bool ipoib_cm_step(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev,
+			  const struct ib_cm_event *cm_ev)
+{
+	struct ipoib_dev *priv = conn->priv;
+	struct ipoib_cm_pdata pd;
+	struct sk_buff_head too_big;
+	struct sk_buff *skb;
+	u8 pdata[IPOIB_CM_PDATA_LEN];
+	bool destroy_id = false;
+	int ret;
+
+	lockdep_assert_held(&priv->cm.mutex);
+	switch (ev) {
+	case IPOIB_CM_EV_REP:
+		if (conn->state != IPOIB_CM_REQ_SENT)
+			return false;
+		ret = ipoib_cm_parse_pdata(cm_ev->private_data, &pd);
+		if (ret) {
+			atomic_long_inc(&priv->counters.cm_bad_pdata);
+			ipoib_warn_rl(priv, "CM: REP without valid private data, rejected\n");
+			ipoib_cm_reject(priv, conn->cm_id,
+					IB_CM_REJ_CONSUMER_DEFINED);
+			goto fail;
+		}
+		conn->mtu = min_t(u32, pd.mtu, IPOIB_CM_BUF_SIZE) -
+			    IPOIB_ENCAP_LEN;
+		ret = ipoib_cm_modify(conn, conn->cm_id, IB_QPS_RTR, 0);
+		if (!ret)
+			ret = ipoib_cm_modify(conn, conn->cm_id, IB_QPS_RTS, 0);
+		if (!ret) {
+			ipoib_cm_pdata(priv, pdata);
+			ret = ib_send_cm_rtu(conn->cm_id, pdata, sizeof(pdata));
+		}
+		if (ret) {
+			ipoib_warn_rl(priv, "CM: cannot complete the connection: %d\n",
+				      ret);
+			ipoib_cm_reject(priv, conn->cm_id,
+					IB_CM_REJ_CONSUMER_DEFINED);
+			goto fail;
+		}
+		goto live;
+	case IPOIB_CM_EV_RTU:
+		if (conn->state != IPOIB_CM_REP_SENT)
+			return false;
+		ret = ipoib_cm_modify(conn, conn->cm_id, IB_QPS_RTS, 0);
+		if (ret) {
+			ipoib_warn_rl(priv, "CM: QP to RTS failed: %d\n", ret);
+			goto fail;
+		}
+		goto live;
+	case IPOIB_CM_EV_REJ:
+		/* a REQ to the Linux service ID refused: try the RFC one */
+		if (conn->state == IPOIB_CM_REQ_SENT && cm_ev &&
+		    cm_ev->event == IB_CM_REJ_RECEIVED &&
+		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_INVALID_SERVICE_ID &&
+		    !conn->sid_rfc) {
+			conn->retry_sid_rfc = true;
+			conn->retry_at = jiffies;
+			goto close;
+		}
+		goto fail;
+	case IPOIB_CM_EV_FAIL:
+		goto fail;
+	case IPOIB_CM_EV_DREQ:
+	case IPOIB_CM_EV_CLOSE:
+		conn->retry_at = jiffies;
+		goto close;
+	}
+	return false;
+
+live:
+	atomic_long_inc(&priv->counters.cm_connections);
+	conn->backoff = 0;
+	ipoib_cm_set_state(conn, IPOIB_CM_LIVE);
+	/* what waited for the connection goes first, in order */
+	__skb_queue_head_init(&too_big);
+	spin_lock_bh(&priv->cm.lock);
+	while ((skb = __skb_dequeue(&conn->queue))) {
+		if (ipoib_cm_ip_len(skb) > conn->mtu)
+			__skb_queue_tail(&too_big, skb);
+		else
+			ipoib_cm_send(conn, skb);
+	}
+	spin_unlock_bh(&priv->cm.lock);
+	while ((skb = __skb_dequeue(&too_big)))
+		ipoib_cm_too_big(priv, skb, conn->mtu);
+	return false;
+
+fail:
+	atomic_long_inc(&priv->counters.cm_failures);
+	conn->backoff = conn->backoff ? min_t(unsigned long, conn->backoff * 2,
+					      IPOIB_CM_BACKOFF_MAX) : HZ;
+	conn->retry_at = jiffies + conn->backoff;
+close:
+	if (conn->state == IPOIB_CM_CLOSED)
+		return false;
+	ipoib_cm_set_state(conn, IPOIB_CM_CLOSED);
+	if (cm_ev && conn->cm_id) {
+		/* the handler's id: ib_cm destroys it when we return */
+		conn->cm_id = NULL;
+		destroy_id = true;
+	}
+	ipoib_cm_reap(conn);
+	return destroy_id;
+}
+
+/*
+ * Release a closed connection's resources in process context (cm_wq):
+ * its cm_id unless a handler gave it back, its QP once every send
+ * completed, then the connection itself if it left the table.
+ */
+static void ipoib_cm_reap(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+
+	spin_lock(&priv->cm.reap_lock);
+	list_add_tail(&conn->reap_node, &priv->cm.reap_list);
+	spin_unlock(&priv->cm.reap_lock);
+	queue_work(priv->cm.wq, &priv->cm.reap_work);
+}
+
+static void ipoib_cm_release(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+	unsigned long deadline = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_cm_id *id;
+
+	mutex_lock(&priv->cm.mutex);
+	id = conn->cm_id;
+	conn->cm_id = NULL;
+	mutex_unlock(&priv->cm.mutex);
+	if (id)
+		ib_destroy_cm_id(id);
+
+	if (conn->qp) {
+		/* flushes the sends in flight; NAPI reaps them */
+		ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+		while (ipoib_cm_tx_inflight(conn)) {
+			if (time_after(jiffies, deadline)) {
+				netdev_warn(priv->dev, "CM: %u sends not flushed\n",
+					    ipoib_cm_tx_inflight(conn));
+				break;
+			}
+			usleep_range(1000, 2000);
+		}
+		ib_destroy_qp(conn->qp);
+		conn->qp = NULL;
+	}
+	ipoib_cm_flush_to_ud(conn);
+	if (conn->sgid_attr) {
+		rdma_put_gid_attr(conn->sgid_attr);
+		conn->sgid_attr = NULL;
+	}
+}
+
+static void ipoib_cm_reap_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      cm.reap_work);
+	struct ipoib_cm_conn *conn;
+
+	for (;;) {
+		spin_lock(&priv->cm.reap_lock);
+		conn = list_first_entry_or_null(&priv->cm.reap_list,
+						struct ipoib_cm_conn, reap_node);
+		if (conn)
+			list_del(&conn->reap_node);
+		spin_unlock(&priv->cm.reap_lock);
+		if (!conn)
+			return;
+		ipoib_cm_release(conn);
+		mutex_lock(&priv->cm.mutex);
+		conn->released = true;
+		/* out of the table already: nobody can find it any more */
+		if (conn->unhashed)
+			call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
+		mutex_unlock(&priv->cm.mutex);
+	}
+}
+
+/* Take a connection out of the table (cm_mutex held). */
+static void ipoib_cm_unhash(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+
+	lockdep_assert_held(&priv->cm.mutex);
+	if (conn->unhashed)
+		return;
+	spin_lock_bh(&priv->cm.lock);
+	hash_del_rcu(&conn->node);
+	priv->cm.nconns--;
+	spin_unlock_bh(&priv->cm.lock);
+	conn->unhashed = true;
+	if (conn->released)
+		call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
+}
+
+/* Active side: QP, fresh cm_id, REQ (connect work, process context). */
+static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+	struct ib_qp_attr qp_attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = priv->pkey_index,
+		.port_num = priv->port,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE,
+	};
+	struct ib_cm_req_param req = {
+		.primary_path = &conn->path_rec,
+		.qp_type = IB_QPT_RC,
+		.responder_resources = 0,
+		.initiator_depth = 0,
+		.remote_cm_response_timeout = IPOIB_CM_RESPONSE,
+		.local_cm_response_timeout = IPOIB_CM_RESPONSE,
+		.retry_count = IPOIB_CM_RETRY,
+		.rnr_retry_count = IPOIB_CM_RNR_RETRY,
+		.max_cm_retries = IPOIB_CM_MAX_CM_RETRIES,
+		.srq = 1,
+		.private_data_len = IPOIB_CM_PDATA_LEN,
+	};
+	struct ib_cm_id *id;
+	u8 pdata[IPOIB_CM_PDATA_LEN];
+	u32 peer_qpn;
+	int ret;
+
+	conn->qp = ipoib_cm_create_qp(priv, conn);
+	if (IS_ERR(conn->qp)) {
+		ret = PTR_ERR(conn->qp);
+		conn->qp = NULL;
+		return ret;
+	}
+	ret = ib_modify_qp(conn->qp, &qp_attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	id = ib_create_cm_id(priv->ca, ipoib_cm_handler, conn);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	conn->cm_id = id;
+	conn->path_rec.packet_life_time = IPOIB_CM_ACK_TIMEOUT - 1;
+	ipoib_cm_pdata(priv, pdata);
+	peer_qpn = (conn->peer[1] << 16) | (conn->peer[2] << 8) | conn->peer[3];
+	req.service_id = cpu_to_be64(conn->sid_rfc ? ipoib_sid_rfc(peer_qpn) :
+				     ipoib_sid_linux(peer_qpn));
+	req.ppath_sgid_attr = conn->sgid_attr;
+	req.qp_num = conn->qp->qp_num;
+	req.starting_psn = get_random_u32() & 0xffffff;
+	req.private_data = pdata;
+	return ib_send_cm_req(id, &req);
+}
+
+/* Passive side: a REQ on one of our two service IDs. */
+static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
+			const struct ib_cm_event *ev)
+{
+	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
+	struct ipoib_cm_conn *conn, *old;
+	struct ib_cm_rep_param rep = {};
+	struct ipoib_cm_pdata pd;
+	u8 pdata[IPOIB_CM_PDATA_LEN];
+	u8 local[IPOIB_ADDR_LEN];
+	u8 peer[IPOIB_ADDR_LEN];
+	u32 psn;
+	int ret;
+
+	if (ipoib_cm_parse_pdata(ev->private_data, &pd)) {
+		atomic_long_inc(&priv->counters.cm_bad_pdata);
+		ipoib_warn_rl(priv, "CM: REQ without valid private data, rejected\n");
+		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
+		return 1;
+	}
+	if (req->qp_type != IB_QPT_RC) {
+		ipoib_warn_rl(priv, "CM: REQ for QP type %d, rejected\n",
+			      req->qp_type);
+		ipoib_cm_reject(priv, id, IB_CM_REJ_INVALID_TRANSPORT_TYPE);
+		return 1;
+	}
+	/* s3.3: the peer is its UD QPN and the GID it sent from */
+	ipoib_cm_peer_addr(peer, pd.qpn, &req->primary_path->dgid);
+	ipoib_cm_peer_addr(local, priv->qp->qp_num, &priv->local_gid);
+
+	mutex_lock(&priv->cm.mutex);
+	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags)) {
+		mutex_unlock(&priv->cm.mutex);
+		ipoib_cm_reject(priv, id, IB_CM_REJ_STALE_CONN);
+		return 1;
+	}
+	old = ipoib_cm_find(priv, peer);
+	/*
+	 * s3.3: REQs crossed. The interface with the smaller address (flags
+	 * zeroed, most significant octet first) accepts, the other rejects
+	 * with Consumer Reject; our own REQ then meets the same fate there.
+	 */
+	if (old && old->state == IPOIB_CM_REQ_SENT &&
+	    ipoib_lladdr_cmp(local, peer) > 0) {
+		mutex_unlock(&priv->cm.mutex);
+		atomic_long_inc(&priv->counters.cm_crossed);
+		ipoib_dbg(priv, 1, "CM: REQs crossed, rejecting the peer's\n");
+		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
+		return 1;
+	}
+	if (old && old->state == IPOIB_CM_REQ_SENT)
+		atomic_long_inc(&priv->counters.cm_crossed);
+	if (!old && priv->cm.nconns >= IPOIB_CM_MAX_CONNS) {
+		mutex_unlock(&priv->cm.mutex);
+		ipoib_warn_rl(priv, "CM: %u connections, rejecting another\n",
+			      IPOIB_CM_MAX_CONNS);
+		ipoib_cm_reject(priv, id, IB_CM_REJ_NO_RESOURCES);
+		return 1;
+	}
+	conn = ipoib_cm_conn_new(priv, peer, false, GFP_KERNEL);
+	if (!conn)
+		goto reject;
+	conn->state = IPOIB_CM_REP_SENT;
+	conn->cm_id = id;
+	conn->mtu = min_t(u32, pd.mtu, IPOIB_CM_BUF_SIZE) - IPOIB_ENCAP_LEN;
+	conn->qp = ipoib_cm_create_qp(priv, conn);
+	if (IS_ERR(conn->qp)) {
+		conn->qp = NULL;
+		goto free;
+	}
+	psn = get_random_u32() & 0xffffff;
+	ret = ipoib_cm_modify(conn, id, IB_QPS_INIT, 0);
+	if (!ret)
+		ret = ipoib_cm_modify(conn, id, IB_QPS_RTR, psn);
+	if (ret)
+		goto destroy_qp;
+	ipoib_cm_pdata(priv, pdata);
+	rep.private_data = pdata;
+	rep.private_data_len = sizeof(pdata);
+	rep.qp_num = conn->qp->qp_num;
+	rep.starting_psn = psn;
+	rep.rnr_retry_count = IPOIB_CM_RNR_RETRY;
+	rep.srq = 1;
+	ret = ib_send_cm_rep(id, &rep);
+	if (ret)
+		goto destroy_qp;
+	id->context = conn;
+
+	/* a connection we had to this peer is over: it made a new one */
+	if (old) {
+		ipoib_cm_unhash(old);
+		ipoib_cm_step(old, IPOIB_CM_EV_CLOSE, NULL);
+	}
+	spin_lock_bh(&priv->cm.lock);
+	hash_add_rcu(priv->cm.conns, &conn->node, ipoib_cm_hash(peer));
+	priv->cm.nconns++;
+	spin_unlock_bh(&priv->cm.lock);
+	mutex_unlock(&priv->cm.mutex);
+	return 0;
+
+destroy_qp:
+	ib_destroy_qp(conn->qp);
+free:
+	ipoib_cm_conn_free(conn);
+reject:
+	mutex_unlock(&priv->cm.mutex);
+	ipoib_warn_rl(priv, "CM: cannot accept a connection\n");
+	ipoib_cm_reject(priv, id, IB_CM_REJ_NO_RESOURCES);
+	return 1;
+}
+
+static int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
+{
+	struct ipoib_cm_conn *conn;
+	enum ipoib_cm_event what;
+	struct ipoib_dev *priv;
+	bool destroy;
+
+	if (ev->event == IB_CM_REQ_RECEIVED)
+		return ipoib_cm_req(id->context, id, ev);
+
+	conn = id->context;
+	priv = conn->priv;
+	switch (ev->event) {
+	case IB_CM_REP_RECEIVED:
+		what = IPOIB_CM_EV_REP;
+		break;
+	case IB_CM_RTU_RECEIVED:
+	case IB_CM_USER_ESTABLISHED:
+		what = IPOIB_CM_EV_RTU;
+		break;
+	case IB_CM_REJ_RECEIVED:
+	case IB_CM_REQ_ERROR:
+	case IB_CM_REP_ERROR:
+		what = IPOIB_CM_EV_REJ;
+		break;
+	case IB_CM_DREQ_RECEIVED:
+		what = IPOIB_CM_EV_DREQ;
+		break;
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_DREP_RECEIVED:
+	case IB_CM_TIMEWAIT_EXIT:
+		what = IPOIB_CM_EV_CLOSE;
+		break;
+	default:
+		return 0;
+	}
+	mutex_lock(&priv->cm.mutex);
+	/* the reaper took the id and waits for us to return */
+	if (conn->cm_id != id) {
+		mutex_unlock(&priv->cm.mutex);
+		return 0;
+	}
+	destroy = ipoib_cm_step(conn, what, ev);
+	mutex_unlock(&priv->cm.mutex);
+	return destroy;
+}
+
+/*
+ * RFC 4755 s7: address resolution always goes UD, so ARP and the IPv6
+ * neighbour discovery messages (ICMPv6 133..137) never take a connection.
+ */
+static bool ipoib_cm_carries(struct sk_buff *skb)
+{
+	const struct ipv6hdr *ip6;
+	struct ipv6hdr ip6buf;
+	u8 type, *tp;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return true;
+	if (skb->protocol != htons(ETH_P_IPV6))
+		return false;
+	ip6 = skb_header_pointer(skb, IPOIB_HARD_LEN, sizeof(ip6buf), &ip6buf);
+	if (!ip6)
+		return false;
+	if (ip6->nexthdr != IPPROTO_ICMPV6)
+		return true;
+	tp = skb_header_pointer(skb, IPOIB_HARD_LEN + sizeof(*ip6),
+				sizeof(type), &type);
+	return tp && (*tp < NDISC_ROUTER_SOLICITATION ||
+		      *tp > NDISC_REDIRECT);
+}
+
+/*
+ * Transmit of a unicast IP packet to @dst in connected mode: over a live
+ * connection, or UD while there is none. Returns 0 if the caller must
+ * send it over UD, 1 if it was taken, -EBUSY if the connection's send
+ * queue is full (the netdev queue is stopped; try again). Runs with the
+ * path to the peer resolved.
+ */
+int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
+		  struct ipoib_path *path, const struct ipoib_lladdr *dst)
+{
+	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
+	struct ipoib_cm_conn *conn;
+	u8 peer[IPOIB_ADDR_LEN];
+	bool start = false;
+
+	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
+	    !(dst->flags & IPOIB_FLAG_RC) || !ipoib_cm_carries(skb)) {
+		/* a datagram-only peer: s7.2, its MTU is the UD MTU */
+		if (ipoib_cm_ip_len(skb) > ud_mtu &&
+		    (skb->protocol == htons(ETH_P_IP) ||
+		     skb->protocol == htons(ETH_P_IPV6))) {
+			ipoib_cm_too_big(priv, skb, ud_mtu);
+			return 1;
+		}
+		return 0;
+	}
+	ipoib_cm_peer_addr(peer, dst->qpn, (const union ib_gid *)dst->gid);
+
+	spin_lock_bh(&priv->cm.lock);
+	conn = ipoib_cm_find(priv, peer);
+	if (conn && conn->state == IPOIB_CM_LIVE) {
+		if (ipoib_cm_ip_len(skb) > conn->mtu) {
+			spin_unlock_bh(&priv->cm.lock);
+			ipoib_cm_too_big(priv, skb, conn->mtu);
+			return 1;
+		}
+		if (unlikely(ipoib_cm_tx_full(conn))) {
+			netif_stop_queue(priv->dev);
+			atomic_inc(&priv->cm.tx_stopped);
+			spin_unlock_bh(&priv->cm.lock);
+			return -EBUSY;
+		}
+		ipoib_cm_send(conn, skb);
+		spin_unlock_bh(&priv->cm.lock);
+		return 1;
+	}
+	if (conn && conn->state == IPOIB_CM_CLOSED &&
+	    time_after_eq(jiffies, conn->retry_at) && !conn->replacing) {
+		/* a failed or closed one is replaced by a fresh attempt */
+		conn->replacing = true;
+		start = true;
+	} else if (!conn && priv->cm.nconns < IPOIB_CM_MAX_CONNS) {
+		start = true;
+	}
+	if (start) {
+		struct ipoib_cm_conn *fresh;
+
+		fresh = ipoib_cm_conn_new(priv, peer, true, GFP_ATOMIC);
+		if (fresh) {
+			fresh->state = IPOIB_CM_REQ_SENT;
+			priv->fabric->cm_path(priv, path, &fresh->path_rec);
+			fresh->sid_rfc = conn && conn->retry_sid_rfc;
+			fresh->backoff = conn ? conn->backoff : 0;
+			fresh->old = conn;
+			list_add_tail(&fresh->start_node, &priv->cm.start_list);
+			queue_work(priv->cm.wq, &priv->cm.start_work);
+			conn = NULL;
+		} else if (conn) {
+			conn->replacing = false;
+		}
+	}
+	/* bigger than UD can carry: wait for the connection, a few */
+	if (ipoib_cm_ip_len(skb) > ud_mtu) {
+		struct ipoib_cm_conn *wait = conn;
+
+		if (!wait && !list_empty(&priv->cm.start_list))
+			wait = list_last_entry(&priv->cm.start_list,
+					       struct ipoib_cm_conn, start_node);
+		if (wait && wait->state != IPOIB_CM_CLOSED &&
+		    skb_queue_len(&wait->queue) < IPOIB_CM_QUEUE_LEN) {
+			__skb_queue_tail(&wait->queue, skb);
+			spin_unlock_bh(&priv->cm.lock);
+			return 1;
+		}
+		spin_unlock_bh(&priv->cm.lock);
+		ipoib_cm_too_big(priv, skb, ud_mtu);
+		return 1;
+	}
+	spin_unlock_bh(&priv->cm.lock);
+	return 0;
+}
+
+/*
+ * Connections xmit asked for: hash them (replacing a closed one) and
+ * send their REQs. Process context, so that ib_cm may sleep.
+ */
+static void ipoib_cm_start_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      cm.start_work);
+	struct ipoib_cm_conn *conn, *old;
+	int ret;
+
+	for (;;) {
+		mutex_lock(&priv->cm.mutex);
+		spin_lock_bh(&priv->cm.lock);
+		conn = list_first_entry_or_null(&priv->cm.start_list,
+						struct ipoib_cm_conn, start_node);
+		if (conn) {
+			list_del_init(&conn->start_node);
+			old = conn->old;
+			conn->old = NULL;
+			/* a REQ of the peer's may have been accepted meanwhile */
+			if (ipoib_cm_find(priv, conn->peer) != old ||
+			    !test_bit(IPOIB_FLAG_CM_UP, &priv->flags)) {
+				spin_unlock_bh(&priv->cm.lock);
+				if (old)
+					old->replacing = false;
+				mutex_unlock(&priv->cm.mutex);
+				ipoib_cm_flush_to_ud(conn);
+				ipoib_cm_conn_free(conn);
+				continue;
+			}
+			if (old) {
+				hash_del_rcu(&old->node);
+				priv->cm.nconns--;
+			}
+			hash_add_rcu(priv->cm.conns, &conn->node,
+				     ipoib_cm_hash(conn->peer));
+			priv->cm.nconns++;
+		}
+		spin_unlock_bh(&priv->cm.lock);
+		if (!conn) {
+			mutex_unlock(&priv->cm.mutex);
+			return;
+		}
+		if (old) {
+			old->unhashed = true;
+			if (old->released)
+				call_rcu(&old->rcu, ipoib_cm_conn_free_rcu);
+		}
+		conn->sgid_attr = rdma_get_gid_attr(priv->ca, priv->port, 0);
+		if (IS_ERR(conn->sgid_attr)) {
+			ret = PTR_ERR(conn->sgid_attr);
+			conn->sgid_attr = NULL;
+		} else {
+			ret = ipoib_cm_send_req(conn);
+		}
+		if (ret) {
+			ipoib_warn_rl(priv, "CM: cannot send a REQ: %d\n", ret);
+			ipoib_cm_step(conn, IPOIB_CM_EV_FAIL, NULL);
+		}
+		mutex_unlock(&priv->cm.mutex);
+	}
+}
+
+void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
+{
+	struct ipoib_cm_conn *conn = wc->qp->qp_context;
+	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
+	struct ipoib_tx_buf *tx;
+
+	if (unlikely(id >= priv->sendq_size)) {
+		ipoib_warn_rl(priv, "CM send completion for bad id %u\n", id);
+		return;
+	}
+	tx = &conn->tx_ring[id];
+	ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
+			    DMA_TO_DEVICE);
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			ipoib_warn_rl(priv, "CM send error %d (vendor 0x%x), closing\n",
+				      wc->status, wc->vendor_err);
+			if (!test_and_set_bit(0, &conn->failing)) {
+				spin_lock(&priv->cm.reap_lock);
+				list_add_tail(&conn->fail_node,
+					      &priv->cm.fail_list);
+				spin_unlock(&priv->cm.reap_lock);
+				queue_work(priv->cm.wq, &priv->cm.fail_work);
+			}
+		}
+		priv->dev->stats.tx_errors++;
+		dev_kfree_skb_any(tx->skb);
+	} else {
+		dev_consume_skb_any(tx->skb);
+	}
+	tx->skb = NULL;
+	/* pairs with the acquire in ipoib_cm_tx_full() */
+	smp_store_release(&conn->tx_tail, conn->tx_tail + 1);
+	if (atomic_read(&priv->cm.tx_stopped) &&
+	    conn->tx_head - conn->tx_tail <= priv->sendq_size / 2 &&
+	    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
+	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
+		netif_wake_queue(priv->dev);
+}
+
+/* A send failed on a connection (from NAPI): close it, UD takes over. */
+static void ipoib_cm_fail_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      cm.fail_work);
+	struct ipoib_cm_conn *conn;
+
+	for (;;) {
+		spin_lock(&priv->cm.reap_lock);
+		conn = list_first_entry_or_null(&priv->cm.fail_list,
+						struct ipoib_cm_conn, fail_node);
+		if (conn)
+			list_del(&conn->fail_node);
+		spin_unlock(&priv->cm.reap_lock);
+		if (!conn)
+			return;
+		mutex_lock(&priv->cm.mutex);
+		ipoib_cm_step(conn, IPOIB_CM_EV_FAIL, NULL);
+		mutex_unlock(&priv->cm.mutex);
+	}
+}
+
+/* Idle connections are closed (RFC 4755 s3.4 leaves the policy to us). */
+static void ipoib_cm_gc_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      cm.gc_work.work);
+	struct ipoib_cm_conn *conn;
+	struct hlist_node *n;
+	unsigned int bkt;
+
+	mutex_lock(&priv->cm.mutex);
+	hash_for_each_safe(priv->cm.conns, bkt, n, conn, node) {
+		if (conn->state == IPOIB_CM_CLOSED) {
+			/* a marker whose retry time is long past */
+			if (time_after(jiffies, conn->retry_at + IPOIB_CM_IDLE))
+				ipoib_cm_unhash(conn);
+			continue;
+		}
+		if (conn->state == IPOIB_CM_LIVE &&
+		    time_after(jiffies, READ_ONCE(conn->last_used) +
+			       IPOIB_CM_IDLE)) {
+			ipoib_cm_unhash(conn);
+			ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
+		}
+	}
+	mutex_unlock(&priv->cm.mutex);
+	queue_delayed_work(priv->cm.wq, &priv->cm.gc_work, IPOIB_CM_IDLE / 4);
+}
+
+/* --- set-up and teardown of the interface's CM side ---------------------- */
+
+static void ipoib_cm_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_dev *priv = ctx;
+
+	napi_schedule(&priv->napi);
+}
+
+bool ipoib_cm_capable(struct ipoib_dev *priv)
+{
+	return priv->ca->attrs.max_srq > 0 &&
+	       priv->ca->attrs.max_srq_sge > IPOIB_CM_RX_PAGES;
+}
+
+/* ndo_init: CQs; the SRQ and listening come with ndo_open. */
+int ipoib_cm_init(struct ipoib_dev *priv)
+{
+	struct ib_cq_init_attr attr = {};
+
+	mutex_init(&priv->cm.mutex);
+	spin_lock_init(&priv->cm.lock);
+	spin_lock_init(&priv->cm.reap_lock);
+	hash_init(priv->cm.conns);
+	INIT_LIST_HEAD(&priv->cm.reap_list);
+	INIT_LIST_HEAD(&priv->cm.fail_list);
+	INIT_LIST_HEAD(&priv->cm.start_list);
+	INIT_WORK(&priv->cm.reap_work, ipoib_cm_reap_work);
+	INIT_WORK(&priv->cm.fail_work, ipoib_cm_fail_work);
+	INIT_WORK(&priv->cm.start_work, ipoib_cm_start_work);
+	INIT_DELAYED_WORK(&priv->cm.gc_work, ipoib_cm_gc_work);
+	if (!ipoib_cm_capable(priv))
+		return 0;
+
+	priv->cm.wq = alloc_ordered_workqueue("%s_cm", WQ_MEM_RECLAIM,
+					      priv->dev->name);
+	if (!priv->cm.wq)
+		return -ENOMEM;
+	attr.cqe = min_t(int, priv->sendq_size * IPOIB_CM_MAX_CONNS,
+			 priv->ca->attrs.max_cqe);
+	priv->cm.send_cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, NULL,
+					priv, &attr);
+	if (IS_ERR(priv->cm.send_cq))
+		goto fail;
+	attr.cqe = priv->recvq_size;
+	priv->cm.recv_cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, NULL,
+					priv, &attr);
+	if (IS_ERR(priv->cm.recv_cq)) {
+		ib_destroy_cq(priv->cm.send_cq);
+		goto fail;
+	}
+	return 0;
+fail:
+	netdev_warn(priv->dev, "CM: cannot create CQs: connected mode unavailable\n");
+	destroy_workqueue(priv->cm.wq);
+	priv->cm.wq = NULL;
+	priv->cm.send_cq = NULL;
+	priv->cm.recv_cq = NULL;
+	return 0;
+}
+
+void ipoib_cm_cleanup(struct ipoib_dev *priv)
+{
+	if (!priv->cm.wq)
+		return;
+	destroy_workqueue(priv->cm.wq);
+	ib_destroy_cq(priv->cm.recv_cq);
+	ib_destroy_cq(priv->cm.send_cq);
+	priv->cm.wq = NULL;
+}
+
+/* Whether this interface has what connected mode needs. */
+bool ipoib_cm_available(struct ipoib_dev *priv)
+{
+	return priv->cm.wq;
+}
+
+static int ipoib_cm_listen(struct ipoib_dev *priv, unsigned int i, u64 sid)
+{
+	struct ib_cm_id *id;
+	int ret;
+
+	id = ib_create_cm_id(priv->ca, ipoib_cm_handler, priv);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = ib_cm_listen(id, cpu_to_be64(sid));
+	if (ret) {
+		ib_destroy_cm_id(id);
+		return ret;
+	}
+	priv->cm.listen[i] = id;
+	return 0;
+}
+
+/*
+ * ndo_open: the SRQ and its buffers, then listen on both service IDs
+ * (RFC 4755 s3.5 and the Linux/OFED form), so every deployed peer can
+ * connect to us, whatever mode we send in.
+ */
+int ipoib_cm_open(struct ipoib_dev *priv)
+{
+	u32 qpn = priv->qp->qp_num;
+	unsigned int i;
+	int ret;
+
+	if (!ipoib_cm_available(priv))
+		return 0;
+	ret = ipoib_cm_rx_open(priv);
+	if (ret)
+		goto fail;
+	ret = ipoib_cm_listen(priv, 0, ipoib_sid_linux(qpn));
+	if (!ret)
+		ret = ipoib_cm_listen(priv, 1, ipoib_sid_rfc(qpn));
+	if (ret)
+		goto fail_listen;
+	ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP);
+	ib_req_notify_cq(priv->cm.send_cq, IB_CQ_NEXT_COMP);
+	set_bit(IPOIB_FLAG_CM_UP, &priv->flags);
+	queue_delayed_work(priv->cm.wq, &priv->cm.gc_work, IPOIB_CM_IDLE / 4);
+	return 0;
+
+fail_listen:
+	for (i = 0; i < ARRAY_SIZE(priv->cm.listen); i++) {
+		if (priv->cm.listen[i])
+			ib_destroy_cm_id(priv->cm.listen[i]);
+		priv->cm.listen[i] = NULL;
+	}
+	ipoib_cm_rx_close(priv);
+fail:
+	netdev_err(priv->dev, "CM: cannot set up the receive side: %d\n", ret);
+	return ret;
+}
+
+/*
+ * ndo_stop, before the UD side (NAPI must still reap the flushed sends):
+ * stop listening, close every connection, free the SRQ.
+ */
+void ipoib_cm_stop(struct ipoib_dev *priv)
+{
+	struct ipoib_cm_conn *conn, *tmp;
+	struct hlist_node *n;
+	unsigned int bkt, i;
+
+	if (!test_and_clear_bit(IPOIB_FLAG_CM_UP, &priv->flags))
+		return;
+	for (i = 0; i < ARRAY_SIZE(priv->cm.listen); i++) {
+		ib_destroy_cm_id(priv->cm.listen[i]);
+		priv->cm.listen[i] = NULL;
+	}
+	cancel_delayed_work_sync(&priv->cm.gc_work);
+	flush_workqueue(priv->cm.wq);
+
+	mutex_lock(&priv->cm.mutex);
+	spin_lock_bh(&priv->cm.lock);
+	list_for_each_entry_safe(conn, tmp, &priv->cm.start_list, start_node) {
+		list_del_init(&conn->start_node);
+		if (conn->old)
+			conn->old->replacing = false;
+		__skb_queue_purge(&conn->queue);
+		ipoib_cm_conn_free(conn);
+	}
+	spin_unlock_bh(&priv->cm.lock);
+	hash_for_each_safe(priv->cm.conns, bkt, n, conn, node) {
+		ipoib_cm_unhash(conn);
+		ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
+	}
+	mutex_unlock(&priv->cm.mutex);
+	/* the reaper destroys cm_ids and QPs and waits for their sends */
+	flush_workqueue(priv->cm.wq);
+	rcu_barrier();
+	ipoib_cm_rx_close(priv);
+	atomic_set(&priv->cm.tx_stopped, 0);
+}
+
+void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)
+{
+	struct ipoib_cm_conn *conn;
+	unsigned int bkt;
+
+	rcu_read_lock();
+	hash_for_each_rcu(priv->cm.conns, bkt, conn, node)
+		seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s MTU: %u\n",
+			   conn->peer + 4, (conn->peer[1] << 16) |
+			   (conn->peer[2] << 8) | conn->peer[3],
+			   conn->active ? "active" : "passive",
+			   ipoib_cm_state_names[conn->state], conn->mtu);
+	rcu_read_unlock();
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connected mode (RFC 4755) between two soft-RoCE guests: the sysfs mode
+# switch, 65520-octet MTU, one RC connection per peer carrying big pings
+# and iperf3 TCP both ways, the connection visible in debugfs and rdma
+# resource, and a switch back and forth under iperf3 that TCP survives.
+GUESTS=2
+VM_TIMEOUT=700
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+idx=$IDX ifc=$IFC
+peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
+sys=/sys/class/net/$ifc
+dbg=/sys/kernel/debug/ipoib
+
+check "mode starts as datagram" test "$(cat $sys/mode)" = datagram
+check "the address advertises RC (flags 0x80)" \
+	test "$(cut -d: -f1 $sys/address)" = 80
+check_fail "mode rejects other words" sh -c "echo bogus > $sys/mode"
+echo connected >"$sys/mode"
+check "mode switches to connected" test "$(cat $sys/mode)" = connected
+check "connected mode raises the MTU to 65520" test "$(cat $sys/mtu)" = 65520
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
+barrier configured
+
+cm_live() {
+	grep -q 'live' "$dbg/${ifc}_cm"
+}
+check "ping with 30000-octet payloads" \
+	ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+check "IPv6 ping with 30000-octet payloads" \
+	ping -6 -c 3 -i 0.3 -W 5 -s 30000 "fd00:20::$peer"
+check "a live connection in debugfs" wait_until 5 cm_live
+sed 's/^/#   /' "$dbg/${ifc}_cm"
+check "an RC QP of ours in rdma resource" \
+	sh -c "rdma resource show qp | grep 'type RC' | grep -q ib_ipoib"
+rdma resource show qp | sed 's/^/#   /'
+barrier pinged
+
+iperf3 -s -D -1 >/dev/null 2>&1
+barrier iperf-listening
+if [ "$ROLE" = A ]; then
+	check "iperf3 TCP to B in connected mode" \
+		iperf3 -c 10.20.0.2 -t 5 -f m
+	signal a-done
+else
+	wait_for A a-done 120
+	check "iperf3 TCP to A in connected mode" \
+		iperf3 -c 10.20.0.1 -t 5 -f m
+fi
+barrier iperf-done
+
+# The switch under traffic: A goes datagram and back while sending to B.
+iperf3 -s -D -1 >/dev/null 2>&1
+barrier switch-listening
+if [ "$ROLE" = A ]; then
+	iperf3 -c 10.20.0.2 -t 12 -f m >/tmp/switch.log 2>&1 &
+	ipid=$!
+	sleep 4
+	echo datagram >"$sys/mode"
+	check "datagram again: the MTU is the UD MTU" \
+		test "$(cat $sys/mtu)" = 4092
+	sleep 4
+	echo connected >"$sys/mode"
+	wait $ipid
+	rc=$?
+	check "iperf3 survives datagram and back" test $rc = 0
+	sed 's/^/#   /' /tmp/switch.log
+fi
+barrier switched
+
+log "state of $ifc:"
+ethtool -S "$ifc" | sed 's/^/#   /'
+check "connections were made" \
+	sh -c "ethtool -S $ifc | grep -Eq 'cm_connections: [1-9]'"
+check "ib_ipoib unloads with connections up" modprobe -r ib_ipoib
+finish
