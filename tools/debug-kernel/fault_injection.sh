@@ -24,7 +24,7 @@ VM_TIMEOUT=400
 VM_ALLOC_FAILURES_EXPECTED=1
 . "$(dirname "$0")/../../selftests/lib.sh"
 
-FI_OPS="updown relink reload"
+FI_OPS="updown mode relink reload"
 FI_ROUNDS=${FI_ROUNDS:-4}
 FI_PROBABILITY=${FI_PROBABILITY:-2}
 FI_TIMES=1000000
@@ -134,6 +134,16 @@ fi_op_updown() {
 	local ifc
 	ifc=$(ipoib_if rxe0) || return 1
 	ip link set "$ifc" up || return 1
+	ip link set "$ifc" down
+}
+
+# connected mode: the SRQ and its 16-page buffers, both CM listens
+fi_op_mode() {
+	local ifc
+	ifc=$(ipoib_if rxe0) || return 1
+	echo connected >"/sys/class/net/$ifc/mode" || return 1
+	ip link set "$ifc" up || return 1
+	echo datagram >"/sys/class/net/$ifc/mode" || return 1
 	ip link set "$ifc" down
 }
 
