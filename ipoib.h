@@ -306,6 +306,7 @@ struct ipoib_cm_conn {
 	bool replacing;			/* a fresh attempt is queued */
 	bool unhashed;			/* out of priv->cm.conns */
 	bool released;			/* cm_id and QP gone */
+	bool superseded;		/* our REQ lost a crossing (s3.3) */
 	unsigned long failing;		/* bit 0: on the fail list */
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
@@ -323,6 +324,7 @@ struct ipoib_cm_conn {
 	struct list_head start_node;
 	struct list_head reap_node;
 	struct list_head fail_node;
+	struct list_head super_node;	/* priv->cm.superseded */
 };
 
 struct ipoib_cm_rx_buf {
@@ -345,6 +347,7 @@ struct ipoib_cm {
 	unsigned int nconns;
 	atomic_t tx_stopped;		/* a full connection stopped the queue */
 	struct list_head start_list;	/* xmit -> start_work */
+	struct list_head superseded;	/* lost crossings, awaiting REJ */
 	struct work_struct start_work;
 	spinlock_t reap_lock;		/* reap_list, fail_list */
 	struct list_head reap_list;

@@ -315,6 +315,7 @@ static void ipoib_cm_flush_to_ud(struct ipoib_cm_conn *conn)
 }
 
 static void ipoib_cm_reap(struct ipoib_cm_conn *conn);
+static void ipoib_cm_unhash(struct ipoib_cm_conn *conn);
 static int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
 
 /*
@@ -420,6 +421,9 @@ close:
 	if (conn->state == IPOIB_CM_CLOSED)
 		return false;
 	ipoib_cm_set_state(conn, IPOIB_CM_CLOSED);
+	/* only our own attempts leave a marker (for the retry backoff) */
+	if (!conn->active)
+		ipoib_cm_unhash(conn);
 	if (cm_ev && conn->cm_id) {
 		/* the handler's id: ib_cm destroys it when we return */
 		conn->cm_id = NULL;
@@ -663,10 +667,21 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		goto destroy_qp;
 	id->context = conn;
 
-	/* a connection we had to this peer is over: it made a new one */
+	/*
+	 * A connection we had to this peer is over: it made a new one. Our
+	 * own REQ of a crossing stays until the peer's REJ (or the CM's
+	 * timeout) ends it: destroying a cm_id with a REQ out can block
+	 * for a minute while the MAD layer retries.
+	 */
 	if (old) {
 		ipoib_cm_unhash(old);
-		ipoib_cm_step(old, IPOIB_CM_EV_CLOSE, NULL);
+		if (old->state == IPOIB_CM_REQ_SENT && old->cm_id) {
+			ipoib_cm_set_state(old, IPOIB_CM_CLOSED);
+			list_add_tail(&old->super_node, &priv->cm.superseded);
+			old->superseded = true;
+		} else {
+			ipoib_cm_step(old, IPOIB_CM_EV_CLOSE, NULL);
+		}
 	}
 	spin_lock_bh(&priv->cm.lock);
 	hash_add_rcu(priv->cm.conns, &conn->node, ipoib_cm_hash(peer));
@@ -727,6 +742,17 @@ static int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	if (conn->cm_id != id) {
 		mutex_unlock(&priv->cm.mutex);
 		return 0;
+	}
+	/* our side of crossed REQs: whatever comes now ends it */
+	if (conn->superseded) {
+		list_del(&conn->super_node);
+		conn->superseded = false;
+		if (what == IPOIB_CM_EV_REP)
+			ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
+		conn->cm_id = NULL;
+		ipoib_cm_reap(conn);
+		mutex_unlock(&priv->cm.mutex);
+		return 1;
 	}
 	destroy = ipoib_cm_step(conn, what, ev);
 	mutex_unlock(&priv->cm.mutex);
@@ -1031,6 +1057,7 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 	INIT_LIST_HEAD(&priv->cm.reap_list);
 	INIT_LIST_HEAD(&priv->cm.fail_list);
 	INIT_LIST_HEAD(&priv->cm.start_list);
+	INIT_LIST_HEAD(&priv->cm.superseded);
 	INIT_WORK(&priv->cm.reap_work, ipoib_cm_reap_work);
 	INIT_WORK(&priv->cm.fail_work, ipoib_cm_fail_work);
 	INIT_WORK(&priv->cm.start_work, ipoib_cm_start_work);
@@ -1169,6 +1196,11 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 	hash_for_each_safe(priv->cm.conns, bkt, n, conn, node) {
 		ipoib_cm_unhash(conn);
 		ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
+	}
+	list_for_each_entry_safe(conn, tmp, &priv->cm.superseded, super_node) {
+		list_del(&conn->super_node);
+		conn->superseded = false;
+		ipoib_cm_reap(conn);
 	}
 	mutex_unlock(&priv->cm.mutex);
 	/* the reaper destroys cm_ids and QPs and waits for their sends */

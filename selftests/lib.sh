@@ -27,6 +27,7 @@ if [ -z "${ROLE:-}" ]; then
 	test=$(basename "$0" .sh)
 	module=
 	vm_args=()
+	vm_env=()
 	kmake_args=()
 	case ${1:-} in
 	--module) module=$(realpath "${2:?--module KO}") ;;
@@ -39,6 +40,8 @@ if [ -z "${ROLE:-}" ]; then
 		. "$IPOIB_DEBUG_KERNEL"
 		kver=$DEBUG_KVER
 		timeout=$((timeout * ${IPOIB_DEBUG_SLOWDOWN:-3}))
+		# guests scale their own waits for what the test does not time
+		vm_env=(--env "VM_SLOW=${IPOIB_DEBUG_SLOWDOWN:-3}")
 		kmake_args=(KDIR="$DEBUG_KDIR")
 		# pci=noacpi: without it ACPI time-outs cost this kernel a minute
 		vm_args=(--kernel "$DEBUG_IMAGE" --modroot "$DEBUG_MODROOT"
@@ -56,6 +59,7 @@ if [ -z "${ROLE:-}" ]; then
 		exit 1
 	fi
 	[ -z "$module" ] || vm_args+=(--module "$module")
+	vm_args+=("${vm_env[@]}")
 	[ -z "${IPOIB_MODPARAMS:-}" ] ||
 		vm_args+=(--env "IPOIB_MODPARAMS=$IPOIB_MODPARAMS")
 	[ -z "${VM_ALLOC_FAILURES_EXPECTED:-}" ] ||
@@ -96,6 +100,9 @@ if [ -z "${ROLE:-}" ]; then
 fi
 
 # --- guest side ---
+# VM_SLOW: how much slower than the Debian kernel this one is (the debug
+# kernel's checkers): scales waits for work the test does not measure.
+VM_SLOW=${VM_SLOW:-1}
 # shellcheck source=../tools/vm/guest-lib.sh
 . "$IPOIB_TOP/tools/vm/guest-lib.sh"
 

@@ -36,7 +36,7 @@ mcast_round() {	# mcast_round GROUP MGID NAME
 		python3 "$mc" recv "$group" 5000 "$ifc" 25 >/tmp/rx.$name &
 		wait_until 10 grep -q ready /tmp/rx.$name
 		check "$name: group joined on the fabric" \
-			wait_until 10 grep -q "GID: $mgid .*complete: yes" "$mcg"
+			wait_until $((10 * VM_SLOW)) grep -q "GID: $mgid .*complete: yes" "$mcg"
 		signal "$name-ready"
 		wait_for A "$name-sent" 60
 		kill %1 2>/dev/null; wait

@@ -116,6 +116,7 @@
 #define REJ_MSG_REJECTED	8	/* top 2 bits */
 #define REJ_ARI_LEN		9	/* top 7 bits */
 #define REJ_REASON		10
+#define REJ_PRIVATE_DATA	84	/* after the 72-octet ARI */
 #define REP_LOCAL_QPN		12
 #define REP_PRIVATE_DATA	36
 #define REJ_MSG_REQ		0
@@ -652,11 +653,12 @@ static int handle_answer(struct ctx *c, const struct options *o,
 	switch (attr) {
 	case CM_ATTR_REJ:
 		reason = get16(m + REJ_REASON);
+		hex(pd, m + REJ_PRIVATE_DATA, IPOIB_CM_PDATA_LEN);
 		printf("reply type=REJ comm_id=0x%08x remote_comm_id=0x%08x ",
 		       rid, get32(m + CM_LOCAL_COMM_ID));
-		printf("reason=%u reason_name=%s msg_rejected=%u ari_len=%u from=%s\n",
+		printf("reason=%u reason_name=%s msg_rejected=%u ari_len=%u pdata=%s from=%s\n",
 		       reason, rej_reason_name(reason),
-		       m[REJ_MSG_REJECTED] >> 6, m[REJ_ARI_LEN] >> 1,
+		       m[REJ_MSG_REJECTED] >> 6, m[REJ_ARI_LEN] >> 1, pd,
 		       gid_str(sgid, g, sizeof(g)));
 		return 1;
 	case CM_ATTR_REP:

@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connected-mode set-up on the wire (RFC 4755), two soft-RoCE guests:
+# - a real connection A -> B captured on eth0 and decoded by tshark: the
+#   REQ's service ID is B's Linux form, and REQ, REP and RTU carry the
+#   sender's UD QPN and receive MTU as private data (s6);
+# - hand-made REQs (a made-up UD QPN and QP) from tools/cm_inject with broken private data (none,
+#   cut, UD QPN 0, tiny MTU), to both service IDs: each is answered with
+#   REJ Consumer Reject carrying B's UD QPN, counted in cm_bad_pdata;
+# - a valid hand-made REQ is accepted (REP with B's private data) and the
+#   REJ the tool answers it with closes B's side cleanly;
+# - REQs crossing (s3.3): both guests start a connection at the same
+#   moment, many times; every time exactly one connection results.
+GUESTS=2
+VM_TIMEOUT=600
+if [ -z "${ROLE:-}" ]; then
+	if ! out=$(make -s -C "$(dirname "$0")/../tools/cm_inject" 2>&1); then
+		echo "TAP version 13"
+		echo "1..1"
+		echo "not ok 1 - cm_proto: build tools/cm_inject"
+		printf '%s\n' "$out" | sed 's/^/# /'
+		exit 1
+	fi
+fi
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+idx=$IDX ifc=$IFC
+peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
+dbg=/sys/kernel/debug/ipoib
+inject=$IPOIB_TOP/build/cm_inject/cm_inject
+echo connected >"/sys/class/net/$ifc/mode"
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+qpn=$(cut -d: -f2-4 "/sys/class/net/$ifc/address" | tr -d :)
+echo "$qpn" >"$SHARED/qpn.$ROLE"
+cut -d: -f5- "/sys/class/net/$ifc/address" | tr -d : |
+	sed 's/\(....\)/\1:/g; s/:$//' >"$SHARED/gid.$ROLE"
+barrier configured
+
+stat_of() {	# stat_of NAME
+	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
+}
+
+# --- one real connection, captured --------------------------------------
+if [ "$ROLE" = A ]; then
+	tcpdump -U -ni eth0 -w /tmp/cm.pcap udp port 4791 2>/dev/null &
+	tpid=$!
+	sleep 2
+	check "ping B with 20000 octets (connects)" \
+		ping -c 2 -W 5 -s 20000 10.20.0.2
+	sleep 1
+	kill -INT "$tpid"
+	wait "$tpid"
+	bq=$(cat "$SHARED/qpn.B")
+	tshark -r /tmp/cm.pcap -T fields -E separator='|' \
+		-e infiniband.mad.attributeid -e infiniband.cm.req.serviceid \
+		-e infiniband.cm.req.private -e infiniband.cm.rep.private \
+		-e infiniband.cm.rtu.private 2>/tmp/tshark.err |
+		tr -d ': ' | grep '^0x' >/tmp/cm.tsv
+	log "$(grep -c . /tmp/cm.tsv) CM MADs captured ($(head -c 300 /tmp/tshark.err))"
+	sed 's/^/#   /' /tmp/cm.tsv
+	# private data: Reserved 00, UD QPN (3 octets), Receive MTU 65524
+	check "REQ to B's Linux service ID 0x10000000_00$bq" \
+		grep -Eq "^0x0010\|0x1000000000$bq\|" /tmp/cm.tsv
+	check "REQ private data: our UD QPN, receive MTU 65524" \
+		grep -Eq "^0x0010\|[^|]*\|00${qpn}0000fff4" /tmp/cm.tsv
+	check "REP private data: B's UD QPN, receive MTU 65524" \
+		grep -Eq "^0x0013\|\|\|00${bq}0000fff4" /tmp/cm.tsv
+	check "RTU private data: our UD QPN and MTU (the in-tree sends none)" \
+		grep -Eq "^0x0014\|\|\|\|00${qpn}0000fff4" /tmp/cm.tsv
+fi
+barrier captured
+
+# --- hand-made REQs --------------------------------------------------------
+if [ "$ROLE" = A ]; then
+	check "modprobe ib_umad (for cm_inject)" modprobe ib_umad
+	bgid=$(cat "$SHARED/gid.B")
+	bq=$(cat "$SHARED/qpn.B")
+	: >/tmp/inj.out
+	for v in none short bad-qpn tiny-mtu; do
+		"$inject" -l 0x7777 -u 0x3333 -n 1 -w 3000 -e 1 -S "0x$bq" "$v" "$bgid" \
+			>>/tmp/inj.out 2>&1
+	done
+	"$inject" -l 0x7777 -u 0x3333 -n 1 -w 3000 -e 1 -R "0x$bq" none "$bgid" >>/tmp/inj.out 2>&1
+	sed 's/^/#   /' /tmp/inj.out
+	check "5 broken REQs: 5 REJs, Consumer Reject" \
+		test "$(grep -c 'reply type=REJ .*reason=28 ' /tmp/inj.out)" = 5
+	check "... each with B's UD QPN as private data" \
+		test "$(grep -c "reply type=REJ .*pdata=00$bq" /tmp/inj.out)" = 5
+	"$inject" -l 0x7777 -u 0x3333 -n 1 -w 5000 -e 1 -j -S "0x$bq" valid "$bgid" \
+		>/tmp/valid.out 2>&1
+	sed 's/^/#   /' /tmp/valid.out
+	check "a valid REQ is accepted: REP from B's QP with its private data" \
+		grep -q "reply type=REP .*pdata=00${bq}0000fff4" /tmp/valid.out
+	signal injected
+else
+	bad0=$(stat_of cm_bad_pdata)
+	wait_for A injected 120
+	check "5 broken REQs counted in cm_bad_pdata" \
+		test $(($(stat_of cm_bad_pdata) - bad0)) = 5
+	check "the REJected REP leaves no connection to the tool's QPN" \
+		wait_until 10 sh -c "! grep -q 'QPN: 0x003333' $dbg/${ifc}_cm"
+fi
+barrier injected-done
+
+# --- REQs crossing ----------------------------------------------------------
+# Static neighbour entries, so that the first packet of each round goes
+# straight to path resolution and a REQ; both start on a shared flag file,
+# polled without sleeping; and the RoCE traffic takes 300 ms each way
+# (netem on eth0), so that both REQs are in flight at once.
+cross_round() {	# cross_round N
+	local n=$1 go=$VM_FLAGS/go.$1
+	ip link set "$ifc" down
+	ip link set "$ifc" up
+	wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier" || return 1
+	ip neigh replace "10.20.0.$peer" dev "$ifc" nud permanent \
+		lladdr "$(cat "$SHARED/addr.$([ "$ROLE" = A ] && echo B || echo A)")"
+	barrier "cross-ready-$n" || return 1
+	[ "$ROLE" = A ] && : >"$go"
+	until [ -e "$go" ]; do :; done
+	ping -c 1 -W 5 -s 20000 "10.20.0.$peer" >/dev/null
+	barrier "cross-sent-$n" || return 1
+}
+cat "/sys/class/net/$ifc/address" >"$SHARED/addr.$ROLE"
+modprobe sch_netem
+check "netem delay on eth0" tc qdisc add dev eth0 root netem delay 300ms
+barrier addr
+crossed0=$(stat_of cm_crossed)
+rounds=12
+bad=0
+for n in $(seq $rounds); do
+	cross_round "$n" || { bad=$((bad + 1)); continue; }
+	conns=$(grep -c live "$dbg/${ifc}_cm")
+	total=$(grep -c . "$dbg/${ifc}_cm")
+	if [ "$conns" != 1 ] || [ "$total" != 1 ]; then
+		log "round $n: $conns live, $total in all:"
+		sed 's/^/#   /' "$dbg/${ifc}_cm"
+		bad=$((bad + 1))
+	fi
+	barrier "cross-checked-$n"
+done
+crossed=$(($(stat_of cm_crossed) - crossed0))
+log "REQs crossed in $crossed of $rounds rounds"
+echo "$crossed" >"$SHARED/crossed.$ROLE"
+check "every round ends with exactly one connection" test "$bad" = 0
+tc qdisc del dev eth0 root
+barrier crossed
+if [ "$ROLE" = A ]; then
+	c=$(($(cat "$SHARED/crossed.A") + $(cat "$SHARED/crossed.B")))
+	log "crossing seen $c times by the two sides"
+	check "REQs did cross at least once" test "$c" -gt 0
+fi
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+check "no RC QP left" sh -c "! rdma resource show qp | grep 'type RC' | grep -q ib_ipoib"
+finish
