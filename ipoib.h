@@ -93,6 +93,7 @@ extern unsigned int ipoib_recvq_size;
 extern int ipoib_debug_level;
 extern int ipoib_mcast_debug_level;
 extern unsigned int ipoib_roce_qkey;
+extern bool ipoib_cm_uc;
 
 struct ipoib_dev;
 struct ipoib_path;
@@ -301,6 +302,7 @@ struct ipoib_cm_conn {
 	u8 peer[IPOIB_ADDR_LEN];	/* its link-layer address, flags 0 */
 	enum ipoib_cm_state state;
 	bool active;			/* we sent the REQ */
+	bool uc;			/* UC, not RC */
 	bool sid_rfc;			/* REQ to the RFC 4755 service ID */
 	bool retry_sid_rfc;		/* the Linux one was refused */
 	bool replacing;			/* a fresh attempt is queued */

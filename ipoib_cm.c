@@ -116,7 +116,8 @@ static void ipoib_cm_reject(struct ipoib_dev *priv, struct ib_cm_id *id,
 }
 
 static struct ib_qp *ipoib_cm_create_qp(struct ipoib_dev *priv,
-					struct ipoib_cm_conn *conn)
+					struct ipoib_cm_conn *conn,
+					enum ib_qp_type type)
 {
 	struct ib_qp_init_attr attr = {
 		.event_handler = NULL,
@@ -129,7 +130,7 @@ static struct ib_qp *ipoib_cm_create_qp(struct ipoib_dev *priv,
 			.max_send_sge = 1,
 		},
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
-		.qp_type = IB_QPT_RC,
+		.qp_type = type,
 	};
 
 	return ib_create_qp(priv->pd, &attr);
@@ -537,7 +538,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 	};
 	struct ib_cm_req_param req = {
 		.primary_path = &conn->path_rec,
-		.qp_type = IB_QPT_RC,
+		.qp_type = conn->uc ? IB_QPT_UC : IB_QPT_RC,
 		.responder_resources = 0,
 		.initiator_depth = 0,
 		.remote_cm_response_timeout = IPOIB_CM_RESPONSE,
@@ -553,7 +554,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 	u32 peer_qpn;
 	int ret;
 
-	conn->qp = ipoib_cm_create_qp(priv, conn);
+	conn->qp = ipoib_cm_create_qp(priv, conn, req.qp_type);
 	if (IS_ERR(conn->qp)) {
 		ret = PTR_ERR(conn->qp);
 		conn->qp = NULL;
@@ -599,7 +600,7 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
 		return 1;
 	}
-	if (req->qp_type != IB_QPT_RC) {
+	if (req->qp_type != IB_QPT_RC && req->qp_type != IB_QPT_UC) {
 		ipoib_warn_rl(priv, "CM: REQ for QP type %d, rejected\n",
 			      req->qp_type);
 		ipoib_cm_reject(priv, id, IB_CM_REJ_INVALID_TRANSPORT_TYPE);
@@ -642,9 +643,10 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	if (!conn)
 		goto reject;
 	conn->state = IPOIB_CM_REP_SENT;
+	conn->uc = req->qp_type == IB_QPT_UC;
 	conn->cm_id = id;
 	conn->mtu = min_t(u32, pd.mtu, IPOIB_CM_BUF_SIZE) - IPOIB_ENCAP_LEN;
-	conn->qp = ipoib_cm_create_qp(priv, conn);
+	conn->qp = ipoib_cm_create_qp(priv, conn, req->qp_type);
 	if (IS_ERR(conn->qp)) {
 		conn->qp = NULL;
 		goto free;
@@ -798,9 +800,12 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	struct ipoib_cm_conn *conn;
 	u8 peer[IPOIB_ADDR_LEN];
 	bool start = false;
+	bool uc;
 
+	/* UC when we are set to and the peer takes it, else RC */
+	uc = ipoib_cm_uc && (dst->flags & IPOIB_FLAG_UC);
 	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
-	    !(dst->flags & IPOIB_FLAG_RC) || !ipoib_cm_carries(skb)) {
+	    !(uc || (dst->flags & IPOIB_FLAG_RC)) || !ipoib_cm_carries(skb)) {
 		/* a datagram-only peer: s7.2, its MTU is the UD MTU */
 		if (ipoib_cm_ip_len(skb) > ud_mtu &&
 		    (skb->protocol == htons(ETH_P_IP) ||
@@ -844,6 +849,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		fresh = ipoib_cm_conn_new(priv, peer, true, GFP_ATOMIC);
 		if (fresh) {
 			fresh->state = IPOIB_CM_REQ_SENT;
+			fresh->uc = uc;
 			priv->fabric->cm_path(priv, path, &fresh->path_rec);
 			fresh->sid_rfc = conn && conn->retry_sid_rfc;
 			fresh->backoff = conn ? conn->backoff : 0;
@@ -1217,9 +1223,10 @@ void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)
 
 	rcu_read_lock();
 	hash_for_each_rcu(priv->cm.conns, bkt, conn, node)
-		seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s MTU: %u\n",
+		seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u\n",
 			   conn->peer + 4, (conn->peer[1] << 16) |
 			   (conn->peer[2] << 8) | conn->peer[3],
+			   conn->uc ? "UC" : "RC",
 			   conn->active ? "active" : "passive",
 			   ipoib_cm_state_names[conn->state], conn->mtu);
 	rcu_read_unlock();

@@ -19,6 +19,7 @@ unsigned int ipoib_recvq_size = 256;
 int ipoib_debug_level;
 int ipoib_mcast_debug_level;
 unsigned int ipoib_roce_qkey = IPOIB_DEFAULT_QKEY;
+bool ipoib_cm_uc;
 
 module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
 MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
@@ -28,6 +29,8 @@ module_param_named(debug_level, ipoib_debug_level, int, 0644);
 MODULE_PARM_DESC(debug_level, "Enable debug messages if > 0");
 module_param_named(mcast_debug_level, ipoib_mcast_debug_level, int, 0644);
 MODULE_PARM_DESC(mcast_debug_level, "Enable multicast debug messages if > 0");
+module_param_named(cm_uc, ipoib_cm_uc, bool, 0444);
+MODULE_PARM_DESC(cm_uc, "Connected mode: advertise UC and connect over UC to peers that do (default RC)");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
 
@@ -88,7 +91,7 @@ static int ipoib_ndo_init(struct net_device *dev)
 	 * in); an interface that cannot sends zero flags.
 	 */
 	if (ipoib_cm_available(priv))
-		ll.flags = IPOIB_FLAG_RC;
+		ll.flags = IPOIB_FLAG_RC | (ipoib_cm_uc ? IPOIB_FLAG_UC : 0);
 	ll.qpn = priv->qp->qp_num;
 	memcpy(ll.gid, priv->local_gid.raw, sizeof(ll.gid));
 	ipoib_lladdr_pack(addr, &ll);

@@ -77,4 +77,33 @@ ethtool -S "$ifc" | sed 's/^/#   /'
 check "connections were made" \
 	sh -c "ethtool -S $ifc | grep -Eq 'cm_connections: [1-9]'"
 check "ib_ipoib unloads with connections up" modprobe -r ib_ipoib
+
+# UC: both sides load with cm_uc=1, advertise UC and connect over it.
+uc_config() {
+	modprobe ib_ipoib cm_uc=1 || return 1
+	wait_until 10 ipoib_if rxe0 || return 1
+	ifc=$(ipoib_if rxe0)
+	echo connected >"/sys/class/net/$ifc/mode" &&
+		ip addr add "10.20.0.$idx/24" dev "$ifc" &&
+		ip link set "$ifc" up &&
+		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+}
+check "modprobe ib_ipoib cm_uc=1, connected mode" uc_config
+ifc=$(ipoib_if rxe0)
+check "the address advertises RC and UC (flags 0xc0)" \
+	test "$(cut -d: -f1 "/sys/class/net/$ifc/address")" = c0
+barrier uc-configured
+check "UC: ping with 30000-octet payloads" \
+	ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+check "UC: the connection is UC" grep -q ' UC .*live' "$dbg/${ifc}_cm"
+check "UC: a UC QP of ours in rdma resource" \
+	sh -c "rdma resource show qp | grep 'type UC' | grep -q ib_ipoib"
+iperf3 -s -D -1 >/dev/null 2>&1
+barrier uc-listening
+if [ "$ROLE" = A ]; then
+	check "UC: iperf3 TCP to B" iperf3 -c 10.20.0.2 -t 5 -f m
+fi
+barrier uc-done
+pkill iperf3
+check "ib_ipoib unloads" modprobe -r ib_ipoib
 finish

@@ -83,6 +83,13 @@ B)
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	log "carrier back ${ms} ms after eth0 up (includes rxe's own port bring-up)"
 	echo "$ms" >"$SHARED/carrier_ms"
+	# the driver's part: from the port's ACTIVE to carrier, kernel clock
+	dmesg | awk -v ifc="$ifc" '
+		/rxe0: set active/ { sub(/^\[ */, ""); t = $1 + 0 }
+		index($0, ifc ": joined the broadcast group, carrier on") {
+			sub(/^\[ */, ""); c = $1 + 0 }
+		END { if (t && c) printf "# [B] carrier on %.0f ms after rxe0 port ACTIVE\n", (c - t) * 1000 }'
+
 	check "ping A after the port came back" ping -c 3 -W 5 10.20.0.1
 	signal nic-cycled
 	;;
