@@ -170,6 +170,7 @@ static struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
 	conn->active = active;
 	conn->last_used = jiffies;
 	skb_queue_head_init(&conn->queue);
+	INIT_LIST_HEAD(&conn->fail_node);
 	return conn;
 }
 
@@ -320,6 +321,20 @@ static void ipoib_cm_unhash(struct ipoib_cm_conn *conn);
 static int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
 
 /*
+ * Free once nothing can reach it (cm_mutex held): out of the table, its
+ * resources released, and no fresh attempt pointing at it (->old).
+ */
+static void ipoib_cm_maybe_free(struct ipoib_cm_conn *conn)
+{
+	lockdep_assert_held(&conn->priv->cm.mutex);
+	if (conn->unhashed && conn->released && !conn->replacing &&
+	    !conn->freed) {
+		conn->freed = true;
+		call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
+	}
+}
+
+/*
  * The one transition function. Called with cm_mutex held, from CM
  * handlers, the connect work or the reaper. @ev says what happened;
  * returns true if the caller (a CM handler for conn->cm_id) must have
@@ -403,10 +418,15 @@ live:
 	__skb_queue_head_init(&too_big);
 	spin_lock_bh(&priv->cm.lock);
 	while ((skb = __skb_dequeue(&conn->queue))) {
-		if (ipoib_cm_ip_len(skb) > conn->mtu)
+		if (ipoib_cm_ip_len(skb) > conn->mtu) {
 			__skb_queue_tail(&too_big, skb);
-		else
+		} else if (ipoib_cm_tx_full(conn)) {
+			/* only with a send queue shorter than this queue */
+			priv->dev->stats.tx_dropped++;
+			dev_kfree_skb_any(skb);
+		} else {
 			ipoib_cm_send(conn, skb);
+		}
 	}
 	spin_unlock_bh(&priv->cm.lock);
 	while ((skb = __skb_dequeue(&too_big)))
@@ -502,9 +522,12 @@ static void ipoib_cm_reap_work(struct work_struct *work)
 		ipoib_cm_release(conn);
 		mutex_lock(&priv->cm.mutex);
 		conn->released = true;
-		/* out of the table already: nobody can find it any more */
-		if (conn->unhashed)
-			call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
+		/* a send error queued it before its sends drained */
+		spin_lock(&priv->cm.reap_lock);
+		if (!list_empty(&conn->fail_node))
+			list_del_init(&conn->fail_node);
+		spin_unlock(&priv->cm.reap_lock);
+		ipoib_cm_maybe_free(conn);
 		mutex_unlock(&priv->cm.mutex);
 	}
 }
@@ -522,8 +545,7 @@ static void ipoib_cm_unhash(struct ipoib_cm_conn *conn)
 	priv->cm.nconns--;
 	spin_unlock_bh(&priv->cm.lock);
 	conn->unhashed = true;
-	if (conn->released)
-		call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
+	ipoib_cm_maybe_free(conn);
 }
 
 /* Active side: QP, fresh cm_id, REQ (connect work, process context). */
@@ -798,6 +820,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 {
 	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
 	struct ipoib_cm_conn *conn;
+	struct ipoib_cm_conn *pending, *wait = NULL;
 	u8 peer[IPOIB_ADDR_LEN];
 	bool start = false;
 	bool uc;
@@ -828,8 +851,13 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		if (unlikely(ipoib_cm_tx_full(conn))) {
 			netif_stop_queue(priv->dev);
 			atomic_inc(&priv->cm.tx_stopped);
-			spin_unlock_bh(&priv->cm.lock);
-			return -EBUSY;
+			smp_mb(); /* queue state before re-reading tx_tail */
+			if (ipoib_cm_tx_full(conn)) {
+				spin_unlock_bh(&priv->cm.lock);
+				return -EBUSY;
+			}
+			if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
+				netif_wake_queue(priv->dev);
 		}
 		ipoib_cm_send(conn, skb);
 		spin_unlock_bh(&priv->cm.lock);
@@ -842,6 +870,16 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		start = true;
 	} else if (!conn && priv->cm.nconns < IPOIB_CM_MAX_CONNS) {
 		start = true;
+	}
+	/* an attempt already waiting for start_work serves this packet too */
+	list_for_each_entry(pending, &priv->cm.start_list, start_node) {
+		if (!memcmp(pending->peer, peer, IPOIB_ADDR_LEN)) {
+			if (start && conn)
+				conn->replacing = false;
+			start = false;
+			wait = pending;
+			break;
+		}
 	}
 	if (start) {
 		struct ipoib_cm_conn *fresh;
@@ -856,18 +894,15 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			fresh->old = conn;
 			list_add_tail(&fresh->start_node, &priv->cm.start_list);
 			queue_work(priv->cm.wq, &priv->cm.start_work);
-			conn = NULL;
+			wait = fresh;
 		} else if (conn) {
 			conn->replacing = false;
 		}
 	}
 	/* bigger than UD can carry: wait for the connection, a few */
 	if (ipoib_cm_ip_len(skb) > ud_mtu) {
-		struct ipoib_cm_conn *wait = conn;
-
-		if (!wait && !list_empty(&priv->cm.start_list))
-			wait = list_last_entry(&priv->cm.start_list,
-					       struct ipoib_cm_conn, start_node);
+		if (!wait && conn && conn->state != IPOIB_CM_CLOSED)
+			wait = conn;
 		if (wait && wait->state != IPOIB_CM_CLOSED &&
 		    skb_queue_len(&wait->queue) < IPOIB_CM_QUEUE_LEN) {
 			__skb_queue_tail(&wait->queue, skb);
@@ -906,8 +941,10 @@ static void ipoib_cm_start_work(struct work_struct *work)
 			if (ipoib_cm_find(priv, conn->peer) != old ||
 			    !test_bit(IPOIB_FLAG_CM_UP, &priv->flags)) {
 				spin_unlock_bh(&priv->cm.lock);
-				if (old)
+				if (old) {
 					old->replacing = false;
+					ipoib_cm_maybe_free(old);
+				}
 				mutex_unlock(&priv->cm.mutex);
 				ipoib_cm_flush_to_ud(conn);
 				ipoib_cm_conn_free(conn);
@@ -928,8 +965,8 @@ static void ipoib_cm_start_work(struct work_struct *work)
 		}
 		if (old) {
 			old->unhashed = true;
-			if (old->released)
-				call_rcu(&old->rcu, ipoib_cm_conn_free_rcu);
+			old->replacing = false;
+			ipoib_cm_maybe_free(old);
 		}
 		conn->sgid_attr = rdma_get_gid_attr(priv->ca, priv->port, 0);
 		if (IS_ERR(conn->sgid_attr)) {
@@ -994,17 +1031,19 @@ static void ipoib_cm_fail_work(struct work_struct *work)
 	struct ipoib_cm_conn *conn;
 
 	for (;;) {
+		/* under cm_mutex: the reaper cannot free it meanwhile */
+		mutex_lock(&priv->cm.mutex);
 		spin_lock(&priv->cm.reap_lock);
 		conn = list_first_entry_or_null(&priv->cm.fail_list,
 						struct ipoib_cm_conn, fail_node);
 		if (conn)
-			list_del(&conn->fail_node);
+			list_del_init(&conn->fail_node);
 		spin_unlock(&priv->cm.reap_lock);
+		if (conn)
+			ipoib_cm_step(conn, IPOIB_CM_EV_FAIL, NULL);
+		mutex_unlock(&priv->cm.mutex);
 		if (!conn)
 			return;
-		mutex_lock(&priv->cm.mutex);
-		ipoib_cm_step(conn, IPOIB_CM_EV_FAIL, NULL);
-		mutex_unlock(&priv->cm.mutex);
 	}
 }
 
@@ -1193,8 +1232,10 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 	spin_lock_bh(&priv->cm.lock);
 	list_for_each_entry_safe(conn, tmp, &priv->cm.start_list, start_node) {
 		list_del_init(&conn->start_node);
-		if (conn->old)
+		if (conn->old) {
 			conn->old->replacing = false;
+			ipoib_cm_maybe_free(conn->old);
+		}
 		__skb_queue_purge(&conn->queue);
 		ipoib_cm_conn_free(conn);
 	}
@@ -1212,7 +1253,10 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 	/* the reaper destroys cm_ids and QPs and waits for their sends */
 	flush_workqueue(priv->cm.wq);
 	rcu_barrier();
+	/* no receive completion may meet the ring while it goes */
+	napi_disable(&priv->napi);
 	ipoib_cm_rx_close(priv);
+	napi_enable(&priv->napi);
 	atomic_set(&priv->cm.tx_stopped, 0);
 }
 

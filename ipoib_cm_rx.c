@@ -238,16 +238,21 @@ repost:
 /* ndo_stop, after the last connection: the SRQ and its buffers. */
 void ipoib_cm_rx_close(struct ipoib_dev *priv)
 {
+	struct ib_wc wc[16];
 	unsigned int i;
 
 	if (priv->cm.srq) {
 		ib_destroy_srq(priv->cm.srq);
 		priv->cm.srq = NULL;
 	}
+	/* stale completions must not meet the next open's ring */
+	while (ib_poll_cq(priv->cm.recv_cq, ARRAY_SIZE(wc), wc) > 0)
+		;
 	for (i = 0; priv->cm.rx_ring && i < priv->cm.rx_size; i++)
 		ipoib_cm_free_rx_buf(priv, i);
 	kvfree(priv->cm.rx_ring);
 	priv->cm.rx_ring = NULL;
+	priv->cm.rx_size = 0;
 }
 
 /* ndo_open: the SRQ and a buffer in each of its slots. */

@@ -517,17 +517,27 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 		netif_wake_queue(priv->dev);
 }
 
-/* Connected mode's completions: sends of every connection, the SRQ. */
-static int ipoib_poll_cm(struct ipoib_dev *priv, int budget)
+/* Connected mode's send completions, every connection's: all of them. */
+static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv)
 {
 	struct ib_wc wc[IPOIB_POLL_BATCH];
-	int done = 0, n, i;
+	int n, i;
 
+	if (!priv->cm.send_cq)
+		return;
 	do {
 		n = ib_poll_cq(priv->cm.send_cq, IPOIB_POLL_BATCH, wc);
 		for (i = 0; i < n; i++)
 			ipoib_cm_handle_tx(priv, &wc[i]);
 	} while (n == IPOIB_POLL_BATCH);
+}
+
+/* Connected mode's receives (the SRQ), within the budget. */
+static int ipoib_poll_cm(struct ipoib_dev *priv, int budget)
+{
+	struct ib_wc wc[IPOIB_POLL_BATCH];
+	int done = 0, n, i;
+
 	while (done < budget) {
 		n = ib_poll_cq(priv->cm.recv_cq,
 			       min(budget - done, IPOIB_POLL_BATCH), wc);
@@ -553,6 +563,7 @@ static int ipoib_poll(struct napi_struct *napi, int budget)
 	int done = 0, n, i;
 
 	ipoib_drain_send_cq(priv);
+	ipoib_drain_cm_send_cq(priv);
 	while (done < budget) {
 		n = ib_poll_cq(priv->recv_cq,
 			       min(budget - done, IPOIB_POLL_BATCH), wc);

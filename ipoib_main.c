@@ -122,11 +122,9 @@ static int ipoib_ndo_open(struct net_device *dev)
 	ret = ipoib_ib_open(priv);
 	if (ret)
 		return ret;
-	ret = ipoib_cm_open(priv);
-	if (ret) {
-		ipoib_ib_stop(priv);
-		return ret;
-	}
+	/* without connected mode the interface still works, over UD */
+	if (ipoib_cm_open(priv))
+		netdev_warn(dev, "connected mode unavailable until the next open\n");
 	/* Carrier waits for the broadcast group (RFC 4391 s5). */
 	netif_start_queue(dev);
 	ipoib_mcast_start(priv);
