@@ -310,6 +310,7 @@ struct ipoib_cm_conn {
 	bool released;			/* cm_id and QP gone */
 	bool superseded;		/* our REQ lost a crossing (s3.3) */
 	bool freed;			/* call_rcu() done */
+	bool was_live;			/* reached LIVE at least once */
 	unsigned long failing;		/* bit 0: on the fail list */
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;

@@ -413,6 +413,7 @@ static bool ipoib_cm_step(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev,
 live:
 	atomic_long_inc(&priv->counters.cm_connections);
 	conn->backoff = 0;
+	conn->was_live = true;
 	ipoib_cm_set_state(conn, IPOIB_CM_LIVE);
 	/* what waited for the connection goes first, in order */
 	__skb_queue_head_init(&too_big);
@@ -480,6 +481,13 @@ static void ipoib_cm_release(struct ipoib_cm_conn *conn)
 	id = conn->cm_id;
 	conn->cm_id = NULL;
 	mutex_unlock(&priv->cm.mutex);
+	/*
+	 * Never established: REJ it ourselves, so that the peer gets our UD
+	 * QPN (RFC 4755 s3.2) and the id is idle, with no MAD retries left
+	 * for ib_destroy_cm_id() to wait out.
+	 */
+	if (id && !conn->was_live)
+		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
 	if (id)
 		ib_destroy_cm_id(id);
 
