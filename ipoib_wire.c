@@ -32,6 +32,8 @@
 #define PDATA_OFF_RSVD		0
 #define PDATA_OFF_QPN		1
 #define PDATA_OFF_MTU		4
+#define PDATA_OFF_MAGIC		8	/* our extension */
+#define PDATA_OFF_CAPS		12
 
 #define PKEY_BASE_MASK		0x7fff
 
@@ -318,8 +320,11 @@ int ipoib_mgid_parse(const u8 *mgid, u8 *scope, u16 *sig, u16 *pkey)
 
 /**
  * ipoib_cm_pdata_pack - write the IPoIB-CM private data (RFC 4755 s6)
- * @buf: destination, at least %IPOIB_CM_PDATA_LEN octets
- * @pd: UD QPN (low 24 bits used) and receive MTU
+ * @buf: destination, at least %IPOIB_CM_PDATA_EXT_LEN octets
+ * @pd: UD QPN (low 24 bits used), receive MTU and capabilities
+ *
+ * The RFC's 8 octets are followed by the magic word and @pd->caps; a
+ * peer that knows only the RFC reads the first 8 and ignores the rest.
  */
 void ipoib_cm_pdata_pack(u8 *buf, const struct ipoib_cm_pdata *pd)
 {
@@ -327,6 +332,8 @@ void ipoib_cm_pdata_pack(u8 *buf, const struct ipoib_cm_pdata *pd)
 	buf[PDATA_OFF_RSVD] = 0;
 	ipw_put24(buf + PDATA_OFF_QPN, pd->qpn);
 	ipw_put32(buf + PDATA_OFF_MTU, pd->mtu);
+	ipw_put32(buf + PDATA_OFF_MAGIC, IPOIB_CM_EXT_MAGIC);
+	ipw_put32(buf + PDATA_OFF_CAPS, pd->caps);
 }
 
 /**
@@ -335,6 +342,9 @@ void ipoib_cm_pdata_pack(u8 *buf, const struct ipoib_cm_pdata *pd)
  * @len: its length; CM pads private data, so more than
  *	%IPOIB_CM_PDATA_LEN octets is fine
  * @pd: filled in on success
+ *
+ * Capabilities are read only when @len covers the extension and its
+ * magic word matches; otherwise they are 0.
  *
  * Return: 0 on success, -1 if @len is too short.
  */
@@ -345,6 +355,10 @@ int ipoib_cm_pdata_parse(const u8 *buf, size_t len, struct ipoib_cm_pdata *pd)
 	/* RFC 4755 s6: Reserved MUST be ignored on receive */
 	pd->qpn = ipw_get24(buf + PDATA_OFF_QPN);
 	pd->mtu = ipw_get32(buf + PDATA_OFF_MTU);
+	pd->caps = 0;
+	if (len >= IPOIB_CM_PDATA_EXT_LEN &&
+	    ipw_get32(buf + PDATA_OFF_MAGIC) == IPOIB_CM_EXT_MAGIC)
+		pd->caps = ipw_get32(buf + PDATA_OFF_CAPS);
 	return 0;
 }
 

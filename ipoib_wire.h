@@ -46,6 +46,15 @@ typedef unsigned long long u64;
 
 /* RFC 4755 section 6: CM private data */
 #define IPOIB_CM_PDATA_LEN	8
+/*
+ * Our extension after the RFC's 8 octets: a magic word, then capability
+ * bits. CM zero-pads private data, so a peer that sends only the RFC's
+ * octets (the in-tree driver) reads as "no capabilities".
+ */
+#define IPOIB_CM_PDATA_EXT_LEN	16
+#define IPOIB_CM_EXT_MAGIC	0x49504f43u	/* "IPOC" */
+/* sender also transmits on connections its peer opened (RFC 4755 s3.3) */
+#define IPOIB_CM_CAP_BIDIR	0x1u
 
 /* RFC 4755 section 3.5 service IDs: the RFC's and the Linux/OFED form */
 #define IPOIB_SID_RFC_BASE	0x0100000000000000ull
@@ -60,6 +69,7 @@ struct ipoib_lladdr {
 struct ipoib_cm_pdata {
 	u32 qpn;		/* sender's UD QPN, 24 bits */
 	u32 mtu;		/* sender's receive MTU */
+	u32 caps;		/* IPOIB_CM_CAP_*, 0 if the extension is absent */
 };
 
 /* Encapsulation header. Reserved is written zero and ignored on parse. */
@@ -83,7 +93,7 @@ void ipoib_mgid_ipv6(u8 *mgid, u8 scope, u16 pkey, const u8 *group);
 void ipoib_bcast_lladdr(u8 *buf, u8 scope, u16 pkey);
 int ipoib_mgid_parse(const u8 *mgid, u8 *scope, u16 *sig, u16 *pkey);
 
-/* CM private data and service IDs */
+/* CM private data (pack writes IPOIB_CM_PDATA_EXT_LEN octets) and service IDs */
 void ipoib_cm_pdata_pack(u8 *buf, const struct ipoib_cm_pdata *pd);
 int ipoib_cm_pdata_parse(const u8 *buf, size_t len, struct ipoib_cm_pdata *pd);
 u64 ipoib_sid_rfc(u32 qpn);

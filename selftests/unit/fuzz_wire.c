@@ -191,7 +191,8 @@ static void fuzz_mgid(const u8 *data, size_t size)
 static void fuzz_pdata(const u8 *data, size_t size)
 {
 	struct ipoib_cm_pdata pd, pd2;
-	u8 buf[IPOIB_CM_PDATA_LEN];
+	u8 buf[IPOIB_CM_PDATA_EXT_LEN];
+	bool ext;
 	int ret;
 
 	ret = ipoib_cm_pdata_parse(data, size, &pd);
@@ -200,13 +201,18 @@ static void fuzz_pdata(const u8 *data, size_t size)
 		return;
 	FUZZ_ASSERT(pd.qpn <= IPOIB_QPN_MASK);
 	FUZZ_ASSERT(pd.qpn == be24(data + 1) && pd.mtu == be32(data + 4));
+	ext = size >= IPOIB_CM_PDATA_EXT_LEN &&
+	      be32(data + 8) == IPOIB_CM_EXT_MAGIC;
+	FUZZ_ASSERT(pd.caps == (ext ? be32(data + 12) : 0));
 
 	memset(buf, 0xaa, sizeof(buf));
 	ipoib_cm_pdata_pack(buf, &pd);
 	FUZZ_ASSERT(buf[0] == 0);
 	FUZZ_ASSERT(!memcmp(buf + 1, data + 1, IPOIB_CM_PDATA_LEN - 1));
+	FUZZ_ASSERT(be32(buf + 8) == IPOIB_CM_EXT_MAGIC);
 	FUZZ_ASSERT(ipoib_cm_pdata_parse(buf, sizeof(buf), &pd2) == 0);
-	FUZZ_ASSERT(pd2.qpn == pd.qpn && pd2.mtu == pd.mtu);
+	FUZZ_ASSERT(pd2.qpn == pd.qpn && pd2.mtu == pd.mtu &&
+		    pd2.caps == pd.caps);
 }
 
 static void fuzz_sid(const u8 *data, size_t size)

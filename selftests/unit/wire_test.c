@@ -354,29 +354,50 @@ static void test_mgid(void)
 	      "mgid parse: rejects signature 0x411b");
 }
 
-/* RFC 4755 s6 */
+/* RFC 4755 s6, then our extension */
 static void test_pdata(void)
 {
-	static const u8 want[IPOIB_CM_PDATA_LEN] = {
+	static const u8 want[IPOIB_CM_PDATA_EXT_LEN] = {
 		0x00, 0xab, 0xcd, 0xef, 0x00, 0x01, 0xff, 0xfc,
+		'I', 'P', 'O', 'C', 0x00, 0x00, 0x00, 0x01,
 	};
 	u8 buf[256];
 	struct ipoib_cm_pdata pd, out;
 
 	pd.qpn = 0xffabcdef;
 	pd.mtu = 0x0001fffc;
+	pd.caps = IPOIB_CM_CAP_BIDIR;
 	memset(buf, POISON, sizeof(buf));
 	ipoib_cm_pdata_pack(buf, &pd);
 	check_bytes(buf, want, sizeof(want),
-		    "pdata pack: Reserved zero on send, QPN 24 bits, MTU");
-	check(all_poison(buf + IPOIB_CM_PDATA_LEN, 4),
-	      "pdata pack: writes exactly 8 octets");
+		    "pdata pack: Reserved zero on send, QPN 24 bits, MTU, magic, caps");
+	check(all_poison(buf + IPOIB_CM_PDATA_EXT_LEN, 4),
+	      "pdata pack: writes exactly 16 octets");
 
 	buf[0] = 0xff;
 	memset(&out, 0, sizeof(out));
 	check(ipoib_cm_pdata_parse(buf, sizeof(buf), &out) == 0 &&
-	      out.qpn == 0xabcdef && out.mtu == 0x0001fffc,
+	      out.qpn == 0xabcdef && out.mtu == 0x0001fffc &&
+	      out.caps == IPOIB_CM_CAP_BIDIR,
 	      "pdata parse: padded area accepted, Reserved ignored on receive");
+
+	memset(&out, POISON, sizeof(out));
+	check(ipoib_cm_pdata_parse(buf, IPOIB_CM_PDATA_EXT_LEN - 1, &out) == 0 &&
+	      out.qpn == 0xabcdef && out.caps == 0,
+	      "pdata parse: extension cut short reads as no capabilities");
+
+	memset(&out, POISON, sizeof(out));
+	buf[IPOIB_CM_PDATA_LEN + 3] ^= 1;
+	check(ipoib_cm_pdata_parse(buf, sizeof(buf), &out) == 0 &&
+	      out.caps == 0,
+	      "pdata parse: wrong magic reads as no capabilities");
+
+	/* the in-tree driver's REQ: 8 octets, CM pads with zeros */
+	memset(buf + IPOIB_CM_PDATA_LEN, 0, 84);
+	memset(&out, POISON, sizeof(out));
+	check(ipoib_cm_pdata_parse(buf, 92, &out) == 0 && out.caps == 0 &&
+	      out.qpn == 0xabcdef,
+	      "pdata parse: RFC-only private data, zero padded, has no caps");
 
 	memset(&out, POISON, sizeof(out));
 	check(ipoib_cm_pdata_parse(buf, IPOIB_CM_PDATA_LEN - 1, &out) == -1 &&
@@ -385,9 +406,10 @@ static void test_pdata(void)
 
 	pd.qpn = 0x000001;
 	pd.mtu = 65520;
+	pd.caps = 0xfffffffe;
 	ipoib_cm_pdata_pack(buf, &pd);
-	check(ipoib_cm_pdata_parse(buf, IPOIB_CM_PDATA_LEN, &out) == 0 &&
-	      out.qpn == pd.qpn && out.mtu == pd.mtu,
+	check(ipoib_cm_pdata_parse(buf, IPOIB_CM_PDATA_EXT_LEN, &out) == 0 &&
+	      out.qpn == pd.qpn && out.mtu == pd.mtu && out.caps == pd.caps,
 	      "pdata: pack/parse round trip");
 }
 
