@@ -32,6 +32,14 @@
  *   come from NAPI, so destruction is deferred to priv->wq.
  * - priv->announce_left and the debugfs file names change under RTNL only
  *   (netdev notifier, announce_work, which trylocks RTNL like reset_work).
+ * - Connected mode (ipoib_cm*.c): a connection's state changes under
+ *   priv->cm.mutex; the two connection tables, the per-connection queues
+ *   and states as xmit sees them also take priv->cm.lock (spinlock, BH
+ *   off). xmit and debugfs read the tables under RCU; NAPI finds a
+ *   connection by the value of wc->qp in priv->cm.by_qp under RCU, never
+ *   dereferencing it (the QP may be gone, its completion still queued).
+ *   Connections are freed with call_rcu() once out of all three tables,
+ *   so those readers never see freed memory.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  */
@@ -94,6 +102,7 @@ extern int ipoib_debug_level;
 extern int ipoib_mcast_debug_level;
 extern unsigned int ipoib_roce_qkey;
 extern bool ipoib_cm_uc;
+extern bool ipoib_cm_bidir;
 
 struct ipoib_dev;
 struct ipoib_path;
@@ -267,6 +276,7 @@ struct ipoib_counters {
 	atomic_long_t cm_crossed;	/* REQs crossed (RFC 4755 s3.3) */
 	atomic_long_t cm_connections;	/* connections established */
 	atomic_long_t cm_failures;	/* attempts or connections failed */
+	atomic_long_t cm_rx_misdirected; /* data on ours, cm_bidir off */
 	atomic_long_t path_resolutions;
 	atomic_long_t mcast_joins;
 };
@@ -294,9 +304,14 @@ enum ipoib_cm_event {
 	IPOIB_CM_EV_CLOSE,	/* we close: idle, down, replaced */
 };
 
-/* One peer interface: one RC QP, used both ways. */
+/*
+ * One RC/UC QP to a peer interface: used both ways with peers that say
+ * they do so, else (the in-tree model) we send on the ones we opened and
+ * only receive on the ones the peer opened (rx_only).
+ */
 struct ipoib_cm_conn {
-	struct hlist_node node;		/* priv->cm.conns */
+	struct hlist_node node;		/* priv->cm.conns or .rx_only */
+	struct hlist_node qp_node;	/* priv->cm.by_qp while qp lives */
 	struct rcu_head rcu;
 	struct ipoib_dev *priv;
 	u8 peer[IPOIB_ADDR_LEN];	/* its link-layer address, flags 0 */
@@ -311,6 +326,7 @@ struct ipoib_cm_conn {
 	bool superseded;		/* our REQ lost a crossing (s3.3) */
 	bool freed;			/* call_rcu() done */
 	bool was_live;			/* reached LIVE at least once */
+	bool rx_only;			/* the peer's, we never send on it */
 	unsigned long failing;		/* bit 0: on the fail list */
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
@@ -322,6 +338,7 @@ struct ipoib_cm_conn {
 	unsigned int tx_tail;
 	struct sk_buff_head queue;	/* too big for UD: wait for LIVE */
 	unsigned long last_used;	/* jiffies of the last send */
+	unsigned long last_rx;		/* jiffies of the last receive */
 	unsigned long retry_at;
 	unsigned long backoff;
 	struct ipoib_cm_conn *old;	/* the closed one it replaces */
@@ -347,8 +364,10 @@ struct ipoib_cm {
 	struct ib_cm_id *listen[2];	/* Linux and RFC service IDs */
 	struct mutex mutex;		/* connection state changes */
 	spinlock_t lock;		/* conns, states, queues vs. xmit */
-	DECLARE_HASHTABLE(conns, 6);
-	unsigned int nconns;
+	DECLARE_HASHTABLE(conns, 6);	/* the ones we send on, by peer */
+	DECLARE_HASHTABLE(rx_only, 6);	/* receive-only, by peer */
+	unsigned int nconns;		/* in both tables */
+	DECLARE_HASHTABLE(by_qp, 6);	/* by QP, for receive completions */
 	atomic_t tx_stopped;		/* a full connection stopped the queue */
 	struct list_head start_list;	/* xmit -> start_work */
 	struct list_head superseded;	/* lost crossings, awaiting REJ */
@@ -482,6 +501,7 @@ void ipoib_cm_stop(struct ipoib_dev *priv);
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
 void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);
+void ipoib_cm_rx_seen(struct ipoib_dev *priv, const struct ib_qp *qp);
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m);
 
 /* ipoib_cm_rx.c: connected mode's shared receive queue */

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Connected mode (RFC 4755): one RC connection per peer interface, set up
- * through ib_cm, used in both directions, receiving into one SRQ shared by
- * all connections. Multicast, broadcast and ARP/ND stay on the UD QP
- * (s2.1, s7); a peer without a connection is reached over UD meanwhile.
+ * Connected mode (RFC 4755): RC (or UC) connections set up through ib_cm,
+ * receiving into one SRQ shared by all connections. Multicast, broadcast
+ * and ARP/ND stay on the UD QP (s2.1, s7); a peer without a connection is
+ * reached over UD meanwhile.
+ *
+ * Between two of us (our private data extension says "bidirectional") and
+ * towards peers on the RFC's service ID, one connection per pair of
+ * interfaces carries both directions, crossed REQs resolved as s3.3 says.
+ * The in-tree driver instead sends only on connections it opened and
+ * cannot take data on them (its receive path treats their QP as one it
+ * accepted), so a peer that did not say "bidirectional" gets the in-tree
+ * model: we only receive on its connection (rx_only) and open our own.
  *
  * A connection's life is one explicit state machine, ipoib_cm_step():
  *
@@ -54,22 +62,57 @@ static const char *const ipoib_cm_state_names[] = {
 	[IPOIB_CM_CLOSED]	= "closed",
 };
 
-static u32 ipoib_cm_hash(const u8 *peer)
+/* @peer's bucket in the table we send from, or in the receive-only one */
+static struct hlist_head *ipoib_cm_bucket(struct ipoib_dev *priv,
+					  const u8 *peer, bool rx_only)
 {
-	return jhash(peer, IPOIB_ADDR_LEN, 0);
+	u32 b = hash_min(jhash(peer, IPOIB_ADDR_LEN, 0),
+			 HASH_BITS(priv->cm.conns));
+
+	BUILD_BUG_ON(HASH_SIZE(priv->cm.conns) != HASH_SIZE(priv->cm.rx_only));
+	return rx_only ? &priv->cm.rx_only[b] : &priv->cm.conns[b];
 }
 
 /* under rcu_read_lock() or cm_lock; @peer has its flags octet zeroed */
 static struct ipoib_cm_conn *ipoib_cm_find(struct ipoib_dev *priv,
-					   const u8 *peer)
+					   const u8 *peer, bool rx_only)
 {
 	struct ipoib_cm_conn *conn;
 
-	hash_for_each_possible_rcu(priv->cm.conns, conn, node,
-				   ipoib_cm_hash(peer))
+	hlist_for_each_entry_rcu(conn, ipoib_cm_bucket(priv, peer, rx_only),
+				 node)
 		if (!memcmp(conn->peer, peer, IPOIB_ADDR_LEN))
 			return conn;
 	return NULL;
+}
+
+/* A QP receive completions may name, from its creation to its end. */
+static void ipoib_cm_qp_add(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+
+	spin_lock_bh(&priv->cm.lock);
+	hash_add_rcu(priv->cm.by_qp, &conn->qp_node, (unsigned long)conn->qp);
+	spin_unlock_bh(&priv->cm.lock);
+}
+
+static void ipoib_cm_qp_del(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+
+	spin_lock_bh(&priv->cm.lock);
+	if (!hlist_unhashed(&conn->qp_node))
+		hlist_del_init_rcu(&conn->qp_node);
+	spin_unlock_bh(&priv->cm.lock);
+}
+
+/* cm_mutex and cm_lock held */
+static void ipoib_cm_hash_add(struct ipoib_dev *priv,
+			      struct ipoib_cm_conn *conn)
+{
+	hlist_add_head_rcu(&conn->node,
+			   ipoib_cm_bucket(priv, conn->peer, conn->rx_only));
+	priv->cm.nconns++;
 }
 
 static void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
@@ -80,11 +123,13 @@ static void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
 	ipoib_lladdr_pack(buf, &ll);
 }
 
+/* @buf: IPOIB_CM_PDATA_EXT_LEN octets */
 static void ipoib_cm_pdata(struct ipoib_dev *priv, u8 *buf)
 {
 	struct ipoib_cm_pdata pd = {
 		.qpn = priv->qp->qp_num,
 		.mtu = IPOIB_CM_BUF_SIZE,
+		.caps = ipoib_cm_bidir ? IPOIB_CM_CAP_BIDIR : 0,
 	};
 
 	ipoib_cm_pdata_pack(buf, &pd);
@@ -97,7 +142,7 @@ static void ipoib_cm_pdata(struct ipoib_dev *priv, u8 *buf)
  */
 static int ipoib_cm_parse_pdata(const void *data, struct ipoib_cm_pdata *pd)
 {
-	if (!data || ipoib_cm_pdata_parse(data, IPOIB_CM_PDATA_LEN, pd))
+	if (!data || ipoib_cm_pdata_parse(data, IPOIB_CM_PDATA_EXT_LEN, pd))
 		return -EINVAL;
 	/* QPs 0 and 1 are special; an MTU must carry at least IPv4's */
 	if (pd->qpn < 2 || pd->mtu < IPV4_MIN_MTU + IPOIB_ENCAP_LEN)
@@ -108,7 +153,7 @@ static int ipoib_cm_parse_pdata(const void *data, struct ipoib_cm_pdata *pd)
 static void ipoib_cm_reject(struct ipoib_dev *priv, struct ib_cm_id *id,
 			    enum ib_cm_rej_reason reason)
 {
-	u8 pdata[IPOIB_CM_PDATA_LEN];
+	u8 pdata[IPOIB_CM_PDATA_EXT_LEN];
 
 	/* s3.2: our UD QPN goes in every CM message, REJ included */
 	ipoib_cm_pdata(priv, pdata);
@@ -169,6 +214,7 @@ static struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
 	memcpy(conn->peer, peer, IPOIB_ADDR_LEN);
 	conn->active = active;
 	conn->last_used = jiffies;
+	conn->last_rx = jiffies;
 	skb_queue_head_init(&conn->queue);
 	INIT_LIST_HEAD(&conn->fail_node);
 	return conn;
@@ -347,7 +393,7 @@ static bool ipoib_cm_step(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev,
 	struct ipoib_cm_pdata pd;
 	struct sk_buff_head too_big;
 	struct sk_buff *skb;
-	u8 pdata[IPOIB_CM_PDATA_LEN];
+	u8 pdata[IPOIB_CM_PDATA_EXT_LEN];
 	bool destroy_id = false;
 	int ret;
 
@@ -492,6 +538,7 @@ static void ipoib_cm_release(struct ipoib_cm_conn *conn)
 		ib_destroy_cm_id(id);
 
 	if (conn->qp) {
+		ipoib_cm_qp_del(conn);
 		/* flushes the sends in flight; NAPI reaps them */
 		ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
 		while (ipoib_cm_tx_inflight(conn)) {
@@ -577,10 +624,10 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 		.rnr_retry_count = IPOIB_CM_RNR_RETRY,
 		.max_cm_retries = IPOIB_CM_MAX_CM_RETRIES,
 		.srq = 1,
-		.private_data_len = IPOIB_CM_PDATA_LEN,
+		.private_data_len = IPOIB_CM_PDATA_EXT_LEN,
 	};
 	struct ib_cm_id *id;
-	u8 pdata[IPOIB_CM_PDATA_LEN];
+	u8 pdata[IPOIB_CM_PDATA_EXT_LEN];
 	u32 peer_qpn;
 	int ret;
 
@@ -590,6 +637,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 		conn->qp = NULL;
 		return ret;
 	}
+	ipoib_cm_qp_add(conn);
 	ret = ib_modify_qp(conn->qp, &qp_attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (ret)
@@ -615,10 +663,11 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 			const struct ib_cm_event *ev)
 {
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
-	struct ipoib_cm_conn *conn, *old;
+	struct ipoib_cm_conn *conn, *old, *ours;
 	struct ib_cm_rep_param rep = {};
 	struct ipoib_cm_pdata pd;
-	u8 pdata[IPOIB_CM_PDATA_LEN];
+	bool rx_only;
+	u8 pdata[IPOIB_CM_PDATA_EXT_LEN];
 	u8 local[IPOIB_ADDR_LEN];
 	u8 peer[IPOIB_ADDR_LEN];
 	u32 psn;
@@ -639,6 +688,14 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	/* s3.3: the peer is its UD QPN and the GID it sent from */
 	ipoib_cm_peer_addr(peer, pd.qpn, &req->primary_path->dgid);
 	ipoib_cm_peer_addr(local, priv->qp->qp_num, &priv->local_gid);
+	/*
+	 * We send on it as well if the peer does the same with ours: it said
+	 * so, or it came to the RFC's service ID, whose s3.3 wants one
+	 * connection per pair. Else it is the in-tree model (see the top).
+	 */
+	rx_only = !ipoib_cm_bidir ||
+		  !((pd.caps & IPOIB_CM_CAP_BIDIR) ||
+		    req->listen_id == priv->cm.listen[1]);
 
 	mutex_lock(&priv->cm.mutex);
 	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags)) {
@@ -646,13 +703,14 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		ipoib_cm_reject(priv, id, IB_CM_REJ_STALE_CONN);
 		return 1;
 	}
-	old = ipoib_cm_find(priv, peer);
+	ours = ipoib_cm_find(priv, peer, false);
 	/*
 	 * s3.3: REQs crossed. The interface with the smaller address (flags
 	 * zeroed, most significant octet first) accepts, the other rejects
 	 * with Consumer Reject; our own REQ then meets the same fate there.
+	 * A MUST, so it holds for in-tree model peers too.
 	 */
-	if (old && old->state == IPOIB_CM_REQ_SENT &&
+	if (ours && ours->state == IPOIB_CM_REQ_SENT &&
 	    ipoib_lladdr_cmp(local, peer) > 0) {
 		mutex_unlock(&priv->cm.mutex);
 		atomic_long_inc(&priv->counters.cm_crossed);
@@ -660,8 +718,10 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
 		return 1;
 	}
-	if (old && old->state == IPOIB_CM_REQ_SENT)
+	if (ours && ours->state == IPOIB_CM_REQ_SENT)
 		atomic_long_inc(&priv->counters.cm_crossed);
+	/* the one this replaces: an rx_only one never replaces ours */
+	old = ipoib_cm_find(priv, peer, rx_only);
 	if (!old && priv->cm.nconns >= IPOIB_CM_MAX_CONNS) {
 		mutex_unlock(&priv->cm.mutex);
 		ipoib_warn_rl(priv, "CM: %u connections, rejecting another\n",
@@ -673,6 +733,7 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	if (!conn)
 		goto reject;
 	conn->state = IPOIB_CM_REP_SENT;
+	conn->rx_only = rx_only;
 	conn->uc = req->qp_type == IB_QPT_UC;
 	conn->cm_id = id;
 	conn->mtu = min_t(u32, pd.mtu, IPOIB_CM_BUF_SIZE) - IPOIB_ENCAP_LEN;
@@ -681,6 +742,7 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		conn->qp = NULL;
 		goto free;
 	}
+	ipoib_cm_qp_add(conn);
 	psn = get_random_u32() & 0xffffff;
 	ret = ipoib_cm_modify(conn, id, IB_QPS_INIT, 0);
 	if (!ret)
@@ -716,16 +778,17 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		}
 	}
 	spin_lock_bh(&priv->cm.lock);
-	hash_add_rcu(priv->cm.conns, &conn->node, ipoib_cm_hash(peer));
-	priv->cm.nconns++;
+	ipoib_cm_hash_add(priv, conn);
 	spin_unlock_bh(&priv->cm.lock);
 	mutex_unlock(&priv->cm.mutex);
 	return 0;
 
 destroy_qp:
+	ipoib_cm_qp_del(conn);
 	ib_destroy_qp(conn->qp);
 free:
-	ipoib_cm_conn_free(conn);
+	/* a stale completion of a QP at the same address may have found it */
+	call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
 reject:
 	mutex_unlock(&priv->cm.mutex);
 	ipoib_warn_rl(priv, "CM: cannot accept a connection\n");
@@ -849,7 +912,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	ipoib_cm_peer_addr(peer, dst->qpn, (const union ib_gid *)dst->gid);
 
 	spin_lock_bh(&priv->cm.lock);
-	conn = ipoib_cm_find(priv, peer);
+	conn = ipoib_cm_find(priv, peer, false);
 	if (conn && conn->state == IPOIB_CM_LIVE) {
 		if (ipoib_cm_ip_len(skb) > conn->mtu) {
 			spin_unlock_bh(&priv->cm.lock);
@@ -946,7 +1009,7 @@ static void ipoib_cm_start_work(struct work_struct *work)
 			old = conn->old;
 			conn->old = NULL;
 			/* a REQ of the peer's may have been accepted meanwhile */
-			if (ipoib_cm_find(priv, conn->peer) != old ||
+			if (ipoib_cm_find(priv, conn->peer, false) != old ||
 			    !test_bit(IPOIB_FLAG_CM_UP, &priv->flags)) {
 				spin_unlock_bh(&priv->cm.lock);
 				if (old) {
@@ -962,9 +1025,7 @@ static void ipoib_cm_start_work(struct work_struct *work)
 				hash_del_rcu(&old->node);
 				priv->cm.nconns--;
 			}
-			hash_add_rcu(priv->cm.conns, &conn->node,
-				     ipoib_cm_hash(conn->peer));
-			priv->cm.nconns++;
+			ipoib_cm_hash_add(priv, conn);
 		}
 		spin_unlock_bh(&priv->cm.lock);
 		if (!conn) {
@@ -1055,30 +1116,85 @@ static void ipoib_cm_fail_work(struct work_struct *work)
 	}
 }
 
-/* Idle connections are closed (RFC 4755 s3.4 leaves the policy to us). */
-static void ipoib_cm_gc_work(struct work_struct *work)
+/*
+ * NAPI: a message came in on @qp (wc->qp). It may be a QP destroyed
+ * since, its completion still queued: only its value is compared, never
+ * dereferenced, and only the connection's receive time is kept.
+ */
+void ipoib_cm_rx_seen(struct ipoib_dev *priv, const struct ib_qp *qp)
 {
-	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      cm.gc_work.work);
+	unsigned long now = jiffies;
+	struct ipoib_cm_conn *conn;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(priv->cm.by_qp, conn, qp_node,
+				   (unsigned long)qp) {
+		if (READ_ONCE(conn->qp) != qp)
+			continue;
+		/* one store per tick: the line stays shared between CPUs */
+		if (READ_ONCE(conn->last_rx) != now)
+			WRITE_ONCE(conn->last_rx, now);
+		/* we told the peer we would not take data on ours */
+		if (unlikely(conn->active && !ipoib_cm_bidir))
+			atomic_long_inc(&priv->counters.cm_rx_misdirected);
+		break;
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * Idle connections are closed (RFC 4755 s3.4 leaves the policy to us):
+ * nothing sent or received on it for IPOIB_CM_IDLE.
+ */
+static void ipoib_cm_gc_one(struct ipoib_cm_conn *conn)
+{
+	unsigned long last = READ_ONCE(conn->last_used);
+
+	if (conn->state == IPOIB_CM_CLOSED) {
+		/* a marker whose retry time is long past */
+		if (time_after(jiffies, conn->retry_at + IPOIB_CM_IDLE))
+			ipoib_cm_unhash(conn);
+		return;
+	}
+	if (time_after(READ_ONCE(conn->last_rx), last))
+		last = READ_ONCE(conn->last_rx);
+	if (conn->state == IPOIB_CM_LIVE &&
+	    time_after(jiffies, last + IPOIB_CM_IDLE)) {
+		ipoib_cm_unhash(conn);
+		ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
+	}
+}
+
+static void ipoib_cm_close_one(struct ipoib_cm_conn *conn)
+{
+	ipoib_cm_unhash(conn);
+	ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
+}
+
+/* @fn on every connection of both tables, cm_mutex held */
+static void ipoib_cm_for_each(struct ipoib_dev *priv,
+			      void (*fn)(struct ipoib_cm_conn *conn))
+{
 	struct ipoib_cm_conn *conn;
 	struct hlist_node *n;
 	unsigned int bkt;
 
-	mutex_lock(&priv->cm.mutex);
-	hash_for_each_safe(priv->cm.conns, bkt, n, conn, node) {
-		if (conn->state == IPOIB_CM_CLOSED) {
-			/* a marker whose retry time is long past */
-			if (time_after(jiffies, conn->retry_at + IPOIB_CM_IDLE))
-				ipoib_cm_unhash(conn);
-			continue;
-		}
-		if (conn->state == IPOIB_CM_LIVE &&
-		    time_after(jiffies, READ_ONCE(conn->last_used) +
-			       IPOIB_CM_IDLE)) {
-			ipoib_cm_unhash(conn);
-			ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
-		}
+	lockdep_assert_held(&priv->cm.mutex);
+	for (bkt = 0; bkt < HASH_SIZE(priv->cm.conns); bkt++) {
+		hlist_for_each_entry_safe(conn, n, &priv->cm.conns[bkt], node)
+			fn(conn);
+		hlist_for_each_entry_safe(conn, n, &priv->cm.rx_only[bkt], node)
+			fn(conn);
 	}
+}
+
+static void ipoib_cm_gc_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      cm.gc_work.work);
+
+	mutex_lock(&priv->cm.mutex);
+	ipoib_cm_for_each(priv, ipoib_cm_gc_one);
 	mutex_unlock(&priv->cm.mutex);
 	queue_delayed_work(priv->cm.wq, &priv->cm.gc_work, IPOIB_CM_IDLE / 4);
 }
@@ -1107,6 +1223,8 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 	spin_lock_init(&priv->cm.lock);
 	spin_lock_init(&priv->cm.reap_lock);
 	hash_init(priv->cm.conns);
+	hash_init(priv->cm.rx_only);
+	hash_init(priv->cm.by_qp);
 	INIT_LIST_HEAD(&priv->cm.reap_list);
 	INIT_LIST_HEAD(&priv->cm.fail_list);
 	INIT_LIST_HEAD(&priv->cm.start_list);
@@ -1147,6 +1265,7 @@ fail:
 
 void ipoib_cm_cleanup(struct ipoib_dev *priv)
 {
+	WARN_ON_ONCE(!hash_empty(priv->cm.by_qp));
 	if (!priv->cm.wq)
 		return;
 	destroy_workqueue(priv->cm.wq);
@@ -1224,8 +1343,7 @@ fail:
 void ipoib_cm_stop(struct ipoib_dev *priv)
 {
 	struct ipoib_cm_conn *conn, *tmp;
-	struct hlist_node *n;
-	unsigned int bkt, i;
+	unsigned int i;
 
 	if (!test_and_clear_bit(IPOIB_FLAG_CM_UP, &priv->flags))
 		return;
@@ -1248,10 +1366,7 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 		ipoib_cm_conn_free(conn);
 	}
 	spin_unlock_bh(&priv->cm.lock);
-	hash_for_each_safe(priv->cm.conns, bkt, n, conn, node) {
-		ipoib_cm_unhash(conn);
-		ipoib_cm_step(conn, IPOIB_CM_EV_CLOSE, NULL);
-	}
+	ipoib_cm_for_each(priv, ipoib_cm_close_one);
 	list_for_each_entry_safe(conn, tmp, &priv->cm.superseded, super_node) {
 		list_del(&conn->super_node);
 		conn->superseded = false;
@@ -1268,6 +1383,17 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 	atomic_set(&priv->cm.tx_stopped, 0);
 }
 
+static void ipoib_cm_show_one(struct seq_file *m, struct ipoib_cm_conn *conn)
+{
+	seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u\n",
+		   conn->peer + 4, (conn->peer[1] << 16) |
+		   (conn->peer[2] << 8) | conn->peer[3],
+		   conn->uc ? "UC" : "RC",
+		   conn->active ? "active" :
+		   conn->rx_only ? "rx-only" : "passive",
+		   ipoib_cm_state_names[conn->state], conn->mtu);
+}
+
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)
 {
 	struct ipoib_cm_conn *conn;
@@ -1275,11 +1401,8 @@ void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)
 
 	rcu_read_lock();
 	hash_for_each_rcu(priv->cm.conns, bkt, conn, node)
-		seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u\n",
-			   conn->peer + 4, (conn->peer[1] << 16) |
-			   (conn->peer[2] << 8) | conn->peer[3],
-			   conn->uc ? "UC" : "RC",
-			   conn->active ? "active" : "passive",
-			   ipoib_cm_state_names[conn->state], conn->mtu);
+		ipoib_cm_show_one(m, conn);
+	hash_for_each_rcu(priv->cm.rx_only, bkt, conn, node)
+		ipoib_cm_show_one(m, conn);
 	rcu_read_unlock();
 }

@@ -166,6 +166,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		}
 		goto repost;
 	}
+	ipoib_cm_rx_seen(priv, wc->qp);
 	if (unlikely(wc->byte_len < IPOIB_ENCAP_LEN)) {
 		atomic_long_inc(&priv->counters.rx_short);
 		dev->stats.rx_dropped++;

@@ -20,6 +20,7 @@ int ipoib_debug_level;
 int ipoib_mcast_debug_level;
 unsigned int ipoib_roce_qkey = IPOIB_DEFAULT_QKEY;
 bool ipoib_cm_uc;
+bool ipoib_cm_bidir = true;
 
 module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
 MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
@@ -31,6 +32,8 @@ module_param_named(mcast_debug_level, ipoib_mcast_debug_level, int, 0644);
 MODULE_PARM_DESC(mcast_debug_level, "Enable multicast debug messages if > 0");
 module_param_named(cm_uc, ipoib_cm_uc, bool, 0444);
 MODULE_PARM_DESC(cm_uc, "Connected mode: advertise UC and connect over UC to peers that do (default RC)");
+module_param_named(cm_bidir, ipoib_cm_bidir, bool, 0444);
+MODULE_PARM_DESC(cm_bidir, "Connected mode: one connection per peer, used both ways, with peers that say they do the same (default on); off: send only on connections we open, as the in-tree driver");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
 

@@ -4,7 +4,8 @@
 # Connected-mode set-up on the wire (RFC 4755), two soft-RoCE guests:
 # - a real connection A -> B captured on eth0 and decoded by tshark: the
 #   REQ's service ID is B's Linux form, and REQ, REP and RTU carry the
-#   sender's UD QPN and receive MTU as private data (s6);
+#   sender's UD QPN and receive MTU as private data (s6), then our
+#   extension: "IPOC" and the capability "bidirectional";
 # - hand-made REQs (a made-up UD QPN and QP) from tools/cm_inject with broken private data (none,
 #   cut, UD QPN 0, tiny MTU), to both service IDs: each is answered with
 #   REJ Consumer Reject carrying B's UD QPN, counted in cm_bad_pdata;
@@ -60,15 +61,17 @@ if [ "$ROLE" = A ]; then
 		tr -d ': ' | grep '^0x' >/tmp/cm.tsv
 	log "$(grep -c . /tmp/cm.tsv) CM MADs captured ($(head -c 300 /tmp/tshark.err))"
 	sed 's/^/#   /' /tmp/cm.tsv
-	# private data: Reserved 00, UD QPN (3 octets), Receive MTU 65524
+	# private data: Reserved 00, UD QPN (3 octets), Receive MTU 65524,
+	# then the extension: magic "IPOC", capabilities 1 (bidirectional)
+	ext=49504f4300000001
 	check "REQ to B's Linux service ID 0x10000000_00$bq" \
 		grep -Eq "^0x0010\|0x1000000000$bq\|" /tmp/cm.tsv
-	check "REQ private data: our UD QPN, receive MTU 65524" \
-		grep -Eq "^0x0010\|[^|]*\|00${qpn}0000fff4" /tmp/cm.tsv
-	check "REP private data: B's UD QPN, receive MTU 65524" \
-		grep -Eq "^0x0013\|\|\|00${bq}0000fff4" /tmp/cm.tsv
+	check "REQ private data: our UD QPN, receive MTU 65524, extension" \
+		grep -Eq "^0x0010\|[^|]*\|00${qpn}0000fff4$ext" /tmp/cm.tsv
+	check "REP private data: B's UD QPN, receive MTU 65524, extension" \
+		grep -Eq "^0x0013\|\|\|00${bq}0000fff4$ext" /tmp/cm.tsv
 	check "RTU private data: our UD QPN and MTU (the in-tree sends none)" \
-		grep -Eq "^0x0014\|\|\|\|00${qpn}0000fff4" /tmp/cm.tsv
+		grep -Eq "^0x0014\|\|\|\|00${qpn}0000fff4$ext" /tmp/cm.tsv
 fi
 barrier captured
 
