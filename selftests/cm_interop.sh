@@ -89,12 +89,12 @@ round A one
 if [ "$ROLE" = B ]; then
 	ip link set "$ifc" down
 	ip link set "$ifc" up
-	check "B: carrier back" \
+	check "carrier back" \
 		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
-	check "B: no connection left after down/up" \
+	check "no connection left after down/up" \
 		test "$(grep -c . "$dbg/${ifc}_cm")" = 0
 else
-	check "A: both connections closed by B's DREQs" \
+	check "both connections closed by B's DREQs" \
 		wait_until 10 sh -c "! grep -q live $dbg/${ifc}_cm"
 fi
 barrier bounced
