@@ -8,6 +8,8 @@
 #   udp_ib   iperf3 UDP over ibN, datagrams that fill the MTU, offered at
 #            0.9 x what ud delivered
 #   tcp_eth  iperf3 TCP over eth0, the underlay
+#   tcp_cm   iperf3 TCP over ibN in connected mode (MTU 65520, RC)
+#   rc       ib_send_bw -c RC on rxe0: raw RC verbs, BENCH_RC_SIZE messages
 # B starts each server and signals A, A runs the client; a barrier ends each
 # measurement, so no two ever overlap. Both guests sample their CPU time
 # (/proc/stat) over each measurement. A writes key=value lines to
@@ -17,6 +19,8 @@
 #   BENCH_UD_SIZE  ib_send_bw message size (default 4096: one full ibN
 #                  datagram, 4-octet IPoIB header + 4092-octet IP packet)
 #   BENCH_GID      GID index for ib_send_bw (default 0, the one ib_ipoib uses)
+#   BENCH_RC_SIZE  ib_send_bw -c RC message size (default 65536: one
+#                  connected-mode message, 65524 octets, rounded up)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,6 +29,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 T=${BENCH_TIME:-10}
 UD_SIZE=${BENCH_UD_SIZE:-4096}
+RC_SIZE=${BENCH_RC_SIZE:-65536}
 GIDX=${BENCH_GID:-0}
 dir=$SHARED/bench
 res=$SHARED/result.env
@@ -164,10 +169,10 @@ if "lost_percent" in r:
 EOF
 }
 
-# perftest_mbps FILE: BW average (MiB/s, 2^20 bytes) of the result line,
-# as Mbit/s
+# perftest_mbps FILE [SIZE]: BW average (MiB/s, 2^20 bytes) of the result
+# line for SIZE-byte messages (default UD_SIZE), as Mbit/s
 perftest_mbps() {
-	awk -v size="$UD_SIZE" '$1 == size && NF >= 5 && $4 ~ /^[0-9.]+$/ {
+	awk -v size="${2:-$UD_SIZE}" '$1 == size && NF >= 5 && $4 ~ /^[0-9.]+$/ {
 		v = $4 } END {
 		if (v == "") exit 1
 		printf "%.1f\n", v * 1048576 * 8 / 1e6 }' "$1"
@@ -216,6 +221,7 @@ if [ "$ROLE" = A ]; then
 	put mtu "$mtu"
 	put time "$T"
 	put ud_size "$UD_SIZE"
+	put rc_size "$RC_SIZE"
 	put gid "$GIDX $gid $gtype"
 	put eth_mtu "$(cat /sys/class/net/eth0/mtu)"
 	put params "$(cd /sys/module/ib_ipoib/parameters &&
@@ -285,6 +291,36 @@ elif client tcp_eth iperf3 -J -c $eth_ip -p $IPERF_PORT -t "$T" -O 1; then
 	iperf3_result tcp_eth
 fi
 step_end tcp_eth
+
+# 5. TCP over ibN in connected mode: both sides switch, a ping sets up the
+# connection before the clock starts
+echo connected >"/sys/class/net/$ifc/mode"
+check "connected mode, MTU 65520" \
+	test "$(cat "/sys/class/net/$ifc/mtu")" = 65520
+barrier connected
+if [ "$ROLE" = A ]; then
+	check "ping B over a connection" ping -c 3 -i 0.2 -W 5 -s 30000 $ib_ip
+	put cm_conn "$(head -n 1 /sys/kernel/debug/ipoib/"${ifc}"_cm)"
+fi
+barrier cm-warm
+if [ "$ROLE" = B ]; then
+	serve tcp_cm $IPERF_PORT timeout $((T + 120)) \
+		iperf3 -s -1 -B $ib_ip -p $IPERF_PORT
+elif client tcp_cm iperf3 -J -c $ib_ip -p $IPERF_PORT -t "$T" -O 1; then
+	iperf3_result tcp_cm
+fi
+step_end tcp_cm
+
+# 6. raw RC verbs, one message per connected-mode message
+rc_cmd=(ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC -s "$RC_SIZE" -D "$T" -F
+	-p "$PERFTEST_PORT")
+if [ "$ROLE" = B ]; then
+	serve rc $PERFTEST_PORT timeout $((T + 120)) "${rc_cmd[@]}"
+elif client rc "${rc_cmd[@]}" $eth_ip; then
+	put rc_mbps "$(perftest_mbps "$dir/rc.server.txt" "$RC_SIZE" ||
+		perftest_mbps "$dir/rc.client.txt" "$RC_SIZE" || echo "")"
+fi
+step_end rc
 
 ip -s link show "$ifc"
 ethtool -S "$ifc" 2>/dev/null | grep -v ': 0$' || true

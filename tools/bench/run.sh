@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench: datagram-mode throughput, not a test. Builds the module, boots
+# make bench: datagram- and connected-mode throughput, not a test. Builds the module, boots
 # two soft-RoCE guests (tools/vm/run.sh, guest program tools/bench/guest.sh)
 # and measures in them, one after the other: iperf3 TCP over ibN, raw UD
 # verbs (ib_send_bw -c UD) at the same message size, iperf3 UDP over ibN and
-# iperf3 TCP over the underlying NIC. Prints the table and the ratios and
-# writes them to build/bench/result.txt.
+# iperf3 TCP over the underlying NIC; then iperf3 TCP over ibN in connected
+# mode and raw RC verbs (ib_send_bw -c RC, 64 KiB messages). Prints the
+# table and the ratios and writes them to build/bench/result.txt.
 #   KVER            kernel to boot (default 6.12.117+deb12-amd64)
 #   BENCH_TIME      seconds per measurement (default 10)
 #   BENCH_UD_SIZE   ib_send_bw message size (default 4096)
 #   BENCH_GID       ib_send_bw GID index (default 0, the one ib_ipoib uses)
+#   BENCH_RC_SIZE   ib_send_bw -c RC message size (default 65536)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
 #                   guests boot with slub_debug=- : allocator debugging
@@ -33,6 +35,7 @@ make -s -C "$top" modules KVER="$kver"
 vm_args=(--env "BENCH_TIME=$t")
 [ -z "${BENCH_UD_SIZE:-}" ] || vm_args+=(--env "BENCH_UD_SIZE=$BENCH_UD_SIZE")
 [ -z "${BENCH_GID:-}" ] || vm_args+=(--env "BENCH_GID=$BENCH_GID")
+[ -z "${BENCH_RC_SIZE:-}" ] || vm_args+=(--env "BENCH_RC_SIZE=$BENCH_RC_SIZE")
 [ -z "${BENCH_IPOIB_PARAMS:-}" ] ||
 	vm_args+=(--env "BENCH_IPOIB_PARAMS=$BENCH_IPOIB_PARAMS")
 [ "${BENCH_SLUB_DEBUG:-0}" = 1 ] || vm_args+=(--append "slub_debug=-")
@@ -60,13 +63,13 @@ others() {
 }
 
 rm -rf "$run" "$run.log"
-echo "bench: two guests of $kver, 4 measurements of ${t}s each (log: $run.log)"
+echo "bench: two guests of $kver, 6 measurements of ${t}s each (log: $run.log)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 others "$out/others" &
 watcher=$!
 trap 'kill "$watcher" 2>/dev/null || true' EXIT
 rc=0
-"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((8 * t + 300)) \
+"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((12 * t + 400)) \
 	--script "$top/tools/bench/guest.sh" --out "$run" "${vm_args[@]}" \
 	>"$run.log" 2>&1 || rc=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -95,6 +98,8 @@ loss() {
 	local s
 	s="B: $(val "${1}_norq_B") with no receive posted"
 	[ "$1" != tcp_eth ] || s="B: rxe not involved"
+	# one receive takes up to 16 packets: the count says nothing here
+	case $1 in tcp_cm | rc) s="RC: lost packets are retransmitted" ;; esac
 	[ "$1" != udp_ib ] || s="$s, $(val udp_ib_udpbuf_B) UDP rcvbuf drops"
 	[ -z "$(val "${1}_retrans")" ] || s="$s; $(val "${1}_retrans") retransmits"
 	echo "$s"
@@ -119,13 +124,15 @@ tcp_ib=$(val tcp_ib_mbps)
 udp_ib=$(val udp_ib_mbps)
 ud=$(val ud_mbps)
 tcp_eth=$(val tcp_eth_mbps)
+tcp_cm=$(val tcp_cm_mbps)
+rc_raw=$(val rc_mbps)
 mtu=$(val mtu)
 udp_len='?'
 slub=off
 [ "${BENCH_SLUB_DEBUG:-0}" != 1 ] || slub=FZPU
 [ -z "$mtu" ] || udp_len=$((mtu - 28))
 {
-	echo "ib_ipoib datagram-mode benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "ib_ipoib benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "kernel $kver; QEMU TCG, 1 vCPU per guest," \
 		"soft-RoCE (rdma_rxe) on virtio-net;"
 	echo "eth0 MTU $(val eth_mtu), $ifc MTU ${mtu:-?} ($(val params)); ${t}s per"
@@ -145,10 +152,17 @@ slub=off
 		"${udp_ib:-n/a} | $(cpu udp_ib) | $(loss udp_ib) |"
 	echo "| TCP over eth0, the underlay (iperf3) | ${tcp_eth:-n/a} |" \
 		"$(cpu tcp_eth) | $(loss tcp_eth) |"
+	echo "| TCP over $ifc (iperf3, connected mode, MTU 65520) |" \
+		"${tcp_cm:-n/a} | $(cpu tcp_cm) | $(loss tcp_cm) |"
+	echo "| raw RC verbs (ib_send_bw -c RC, $(val rc_size)-byte messages) |" \
+		"${rc_raw:-n/a} | $(cpu rc) | $(loss rc) |"
 	echo
+	echo "connection: $(val cm_conn)"
 	echo "$ifc TCP / raw UD:  $(ratio "$tcp_ib" "$ud" 0.9)"
 	echo "$ifc UDP / raw UD:  $(ratio "$udp_ib" "$ud") (offered 0.90)"
 	echo "$ifc TCP / eth0 TCP: $(ratio "$tcp_ib" "$tcp_eth")"
+	echo "$ifc connected TCP / raw RC: $(ratio "$tcp_cm" "$rc_raw" 0.9)"
+	echo "$ifc connected TCP / eth0 TCP: $(ratio "$tcp_cm" "$tcp_eth")"
 	echo
 	echo "run: $(tail -n 1 "$run.log" 2>/dev/null | sed 's/ \/.*//');" \
 		"${wall}s wall including the build"

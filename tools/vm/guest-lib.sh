@@ -83,11 +83,12 @@ signal() {
 }
 
 # wait_for ROLE NAME [TIMEOUT]: wait until ROLE has signalled NAME (default
-# 60 s). On timeout, or when run.sh has seen another guest die (abort flag),
+# 60 s, times VM_SLOW: a wait for the other guest never measures anything).
+# On timeout, or when run.sh has seen another guest die (abort flag),
 # prints `not ok`, records the failure and returns 1 (ending a `set -e`
 # script, which then fails).
 wait_for() {
-	local who=$1 name=$2 timeout=${3:-60} end
+	local who=$1 name=$2 timeout=$((${3:-60} * ${VM_SLOW:-1})) end
 	end=$(($(date +%s) + timeout))
 	while [ ! -e "$VM_FLAGS/$who.$name" ]; do
 		if [ -e "$VM_FLAGS/ABORT" ]; then
