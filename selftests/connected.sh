@@ -4,7 +4,8 @@
 # Connected mode (RFC 4755) between two soft-RoCE guests: the sysfs mode
 # switch, 65520-octet MTU, one RC connection per peer carrying big pings
 # and iperf3 TCP both ways, the connection visible in debugfs and rdma
-# resource, and a switch back and forth under iperf3 that TCP survives.
+# resource, a switch back and forth under iperf3 that TCP survives, and the
+# peer's module unloaded in the middle of a connected transfer.
 GUESTS=2
 VM_TIMEOUT=700
 . "$(dirname "$0")/lib.sh"
@@ -76,7 +77,30 @@ log "state of $ifc:"
 ethtool -S "$ifc" | sed 's/^/#   /'
 check "connections were made" \
 	sh -c "ethtool -S $ifc | grep -Eq 'cm_connections: [1-9]'"
-check "ib_ipoib unloads with connections up" modprobe -r ib_ipoib
+
+# The peer goes away in the middle of a connected transfer: B unloads
+# ib_ipoib while A's iperf3 sends to it. A's side of the connection
+# closes (B's DREQ or a send error) and A unloads cleanly afterwards.
+[ "$ROLE" = B ] && iperf3 -s -D -1 >/dev/null 2>&1
+barrier unload-listening
+if [ "$ROLE" = A ]; then
+	timeout 30 iperf3 -c 10.20.0.2 -t 10 -f m >/tmp/unload.log 2>&1 &
+	ipid=$!
+	sleep 3
+	signal sending
+	wait_for B unloaded 60
+	check "the connection to B closes" \
+		wait_until 15 sh -c "! grep -q live $dbg/${ifc}_cm"
+	wait $ipid || log "iperf3 ended with status $? (expected: B left)"
+	sed 's/^/#   /' /tmp/unload.log
+	check "ib_ipoib unloads after the peer left" modprobe -r ib_ipoib
+else
+	wait_for A sending 60
+	check "B unloads ib_ipoib under a connected transfer" \
+		modprobe -r ib_ipoib
+	signal unloaded
+fi
+barrier peer-unloaded
 
 # UC: both sides load with cm_uc=1, advertise UC and connect over it.
 uc_config() {
