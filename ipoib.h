@@ -52,6 +52,7 @@
 #include <linux/kref.h>
 #include <linux/llist.h>
 #include <linux/hashtable.h>
+#include <linux/idr.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sa.h>
@@ -103,6 +104,8 @@ extern int ipoib_mcast_debug_level;
 extern unsigned int ipoib_roce_qkey;
 extern bool ipoib_cm_uc;
 extern bool ipoib_cm_bidir;
+extern bool ipoib_cm_srq;
+extern unsigned int ipoib_max_nonsrq_conn_qp;
 
 struct ipoib_dev;
 struct ipoib_path;
@@ -286,6 +289,8 @@ struct ipoib_counters {
 #define IPOIB_CM_BUF_SIZE	(IPOIB_CM_MTU + IPOIB_ENCAP_LEN)
 #define IPOIB_CM_RX_PAGES	DIV_ROUND_UP(IPOIB_CM_MTU, PAGE_SIZE)
 #define IPOIB_CM_MAX_CONNS	256
+#define IPOIB_CM_MAX_NONSRQ_DEFAULT	128	/* max_nonsrq_conn_qp, in-tree's */
+#define IPOIB_CM_MAX_NONSRQ	4096
 #define IPOIB_CM_IDLE		(300 * HZ)
 
 enum ipoib_cm_state {
@@ -330,6 +335,7 @@ struct ipoib_cm_conn {
 	unsigned long failing;		/* bit 0: on the fail list */
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
+	struct ipoib_cm_rx_ring *rx;	/* its own receive ring, no SRQ */
 	const struct ib_gid_attr *sgid_attr;
 	struct sa_path_rec path_rec;
 	u32 mtu;			/* IPoIB MTU of this connection */
@@ -354,13 +360,31 @@ struct ipoib_cm_rx_buf {
 	u64 mapping[IPOIB_CM_RX_PAGES + 1];
 };
 
+/*
+ * Receive buffers of connected mode: the SRQ's, or on an HCA without one
+ * (or with cm_srq=0) a ring per connection, posted to its QP.
+ */
+struct ipoib_cm_rx_ring {
+	struct ipoib_cm_rx_buf *buf;
+	unsigned int size;
+	struct ib_qp *qp;		/* NULL: the SRQ's ring */
+	unsigned int index;		/* 0: the SRQ, n: priv->cm.nonsrq[n - 1] */
+	u16 gen;			/* in wr_id: stale completions miss */
+	atomic_t posted;		/* per connection: not yet completed */
+	bool closing;			/* per connection: no more reposts */
+};
+
 struct ipoib_cm {
 	struct workqueue_struct *wq;	/* NULL: no connected mode here */
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
+	bool use_srq;			/* else a receive ring per connection */
 	struct ib_srq *srq;
-	struct ipoib_cm_rx_buf *rx_ring;
-	unsigned int rx_size;
+	struct ipoib_cm_rx_ring srq_ring;
+	struct ipoib_cm_rx_ring __rcu **nonsrq;	/* per-connection rings */
+	unsigned int nonsrq_max;	/* slots in nonsrq */
+	struct ida nonsrq_ida;
+	u16 nonsrq_gen;
 	struct ib_cm_id *listen[2];	/* Linux and RFC service IDs */
 	struct mutex mutex;		/* connection state changes */
 	spinlock_t lock;		/* conns, states, queues vs. xmit */
@@ -504,9 +528,7 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);
 void ipoib_cm_rx_seen(struct ipoib_dev *priv, const struct ib_qp *qp);
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m);
 
-/* ipoib_cm_rx.c: connected mode's shared receive queue */
-int ipoib_cm_rx_open(struct ipoib_dev *priv);
-void ipoib_cm_rx_close(struct ipoib_dev *priv);
+/* ipoib_cm_rx.c: connected mode's receive queues */
 void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc);
 
 /* ipoib_fs.c: debugfs views (ibX_mcg, ibX_path) */

@@ -25,21 +25,14 @@
  * handler by returning non-zero, the reaper with ib_destroy_cm_id(),
  * never while holding cm_mutex (destroy waits for running handlers).
  */
-#include <linux/icmp.h>
-#include <linux/icmpv6.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <linux/jhash.h>
 #include <linux/random.h>
-#include <net/icmp.h>
-#include <net/ipv6.h>
-#include <net/ndisc.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 
 #include "ipoib.h"
+#include "ipoib_cm.h"
 
-#define IPOIB_CM_QUEUE_LEN	8
 /*
  * RFC 4755 s7.1: RC retransmission must give up well before TCP's first
  * retransmission timeout (200 ms at least). ACK timeout 2^14 * 4.096 us =
@@ -74,8 +67,8 @@ static struct hlist_head *ipoib_cm_bucket(struct ipoib_dev *priv,
 }
 
 /* under rcu_read_lock() or cm_lock; @peer has its flags octet zeroed */
-static struct ipoib_cm_conn *ipoib_cm_find(struct ipoib_dev *priv,
-					   const u8 *peer, bool rx_only)
+struct ipoib_cm_conn *ipoib_cm_find(struct ipoib_dev *priv, const u8 *peer,
+				    bool rx_only)
 {
 	struct ipoib_cm_conn *conn;
 
@@ -115,7 +108,7 @@ static void ipoib_cm_hash_add(struct ipoib_dev *priv,
 	priv->cm.nconns++;
 }
 
-static void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
+void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
 {
 	struct ipoib_lladdr ll = { .qpn = qpn };
 
@@ -178,6 +171,10 @@ static struct ib_qp *ipoib_cm_create_qp(struct ipoib_dev *priv,
 		.qp_type = type,
 	};
 
+	if (!priv->cm.use_srq) {
+		attr.cap.max_recv_wr = priv->recvq_size;
+		attr.cap.max_recv_sge = IPOIB_CM_RX_PAGES + 1;
+	}
 	return ib_create_qp(priv->pd, &attr);
 }
 
@@ -196,9 +193,8 @@ static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	return ib_modify_qp(conn->qp, &attr, mask);
 }
 
-static struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
-					       const u8 *peer, bool active,
-					       gfp_t gfp)
+struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
+					const u8 *peer, bool active, gfp_t gfp)
 {
 	struct ipoib_cm_conn *conn;
 
@@ -242,124 +238,6 @@ static void ipoib_cm_set_state(struct ipoib_cm_conn *conn,
 	spin_lock_bh(&priv->cm.lock);
 	conn->state = state;
 	spin_unlock_bh(&priv->cm.lock);
-}
-
-static unsigned int ipoib_cm_tx_inflight(struct ipoib_cm_conn *conn)
-{
-	/* acquire pairs with the completion's release of tx_tail */
-	return READ_ONCE(conn->tx_head) - smp_load_acquire(&conn->tx_tail);
-}
-
-static bool ipoib_cm_tx_full(struct ipoib_cm_conn *conn)
-{
-	return ipoib_cm_tx_inflight(conn) >= conn->priv->sendq_size;
-}
-
-/* Send one skb (pseudo header still in front) over a live connection. */
-static void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
-{
-	struct ipoib_dev *priv = conn->priv;
-	struct net_device *dev = priv->dev;
-	struct ipoib_tx_buf *tx;
-	struct ib_sge sge;
-	struct ib_send_wr wr = {
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-	};
-	unsigned int id;
-	u64 mapping;
-
-	skb_pull(skb, IPOIB_PSEUDO_LEN);
-	if (unlikely(skb_linearize(skb)))
-		goto drop;
-	mapping = ib_dma_map_single(priv->ca, skb->data, skb->len,
-				    DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(priv->ca, mapping)))
-		goto drop;
-	id = conn->tx_head & (priv->sendq_size - 1);
-	tx = &conn->tx_ring[id];
-	tx->skb = skb;
-	tx->mapping = mapping;
-	sge.addr = mapping;
-	sge.length = skb->len;
-	sge.lkey = priv->pd->local_dma_lkey;
-	wr.wr_id = id | IPOIB_OP_CM;
-	skb_tx_timestamp(skb);
-	if (unlikely(ib_post_send(conn->qp, &wr, NULL))) {
-		ipoib_warn_rl(priv, "CM post send failed\n");
-		ib_dma_unmap_single(priv->ca, mapping, skb->len, DMA_TO_DEVICE);
-		tx->skb = NULL;
-		dev->stats.tx_errors++;
-		dev_kfree_skb_any(skb);
-		return;
-	}
-	dev->stats.tx_packets++;
-	dev->stats.tx_bytes += skb->len;
-	WRITE_ONCE(conn->tx_head, conn->tx_head + 1);
-	WRITE_ONCE(conn->last_used, jiffies);
-	if (ipoib_cm_tx_full(conn)) {
-		netif_stop_queue(dev);
-		atomic_inc(&priv->cm.tx_stopped);
-		smp_mb(); /* queue state before re-reading tx_tail */
-		if (!ipoib_cm_tx_full(conn) &&
-		    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
-			netif_wake_queue(dev);
-	}
-	return;
-drop:
-	dev->stats.tx_dropped++;
-	dev_kfree_skb_any(skb);
-}
-
-/*
- * A packet that cannot go as it is: too big for the UD MTU (no
- * connection) or for the connection's MTU. RFC 4755 s7.2: tell the
- * sender the per-destination MTU, so path MTU discovery adapts.
- */
-static void ipoib_cm_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
-			     unsigned int mtu)
-{
-	atomic_long_inc(&priv->counters.tx_too_big);
-	skb_pull(skb, IPOIB_HARD_LEN);
-	skb_reset_network_header(skb);
-	if (skb->protocol == htons(ETH_P_IP))
-		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
-			      htonl(mtu));
-	else if (skb->protocol == htons(ETH_P_IPV6))
-		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, max(mtu, IPV6_MIN_MTU));
-	priv->dev->stats.tx_dropped++;
-	dev_kfree_skb_any(skb);
-}
-
-static unsigned int ipoib_cm_ip_len(const struct sk_buff *skb)
-{
-	return skb->len - IPOIB_HARD_LEN;
-}
-
-/* A connection ended: what waited for it goes over UD or is refused. */
-static void ipoib_cm_flush_to_ud(struct ipoib_cm_conn *conn)
-{
-	struct ipoib_dev *priv = conn->priv;
-	struct sk_buff_head list;
-	struct sk_buff *skb;
-
-	__skb_queue_head_init(&list);
-	spin_lock_bh(&priv->cm.lock);
-	skb_queue_splice_init(&conn->queue, &list);
-	spin_unlock_bh(&priv->cm.lock);
-	while ((skb = __skb_dequeue(&list))) {
-		if (ipoib_cm_ip_len(skb) > priv->dev->mtu ||
-		    ipoib_cm_ip_len(skb) > IPOIB_UD_MTU(priv->mcast_mtu)) {
-			ipoib_cm_too_big(priv, skb,
-					 IPOIB_UD_MTU(priv->mcast_mtu));
-			continue;
-		}
-		local_bh_disable();
-		dev_queue_xmit(skb);
-		local_bh_enable();
-	}
 }
 
 static void ipoib_cm_reap(struct ipoib_cm_conn *conn);
@@ -516,11 +394,38 @@ static void ipoib_cm_reap(struct ipoib_cm_conn *conn)
 	queue_work(priv->cm.wq, &priv->cm.reap_work);
 }
 
-static void ipoib_cm_release(struct ipoib_cm_conn *conn)
+/*
+ * A connection's QP goes: to the error state, which flushes the sends
+ * and receives in flight; NAPI reaps them; then it is destroyed and its
+ * own receive ring (no SRQ) freed. Process context.
+ */
+static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_dev *priv = conn->priv;
 	unsigned long deadline = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	ipoib_cm_qp_del(conn);
+	ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+	while (ipoib_cm_tx_inflight(conn)) {
+		if (time_after(jiffies, deadline)) {
+			netdev_warn(priv->dev, "CM: %u sends not flushed\n",
+				    ipoib_cm_tx_inflight(conn));
+			break;
+		}
+		usleep_range(1000, 2000);
+	}
+	if (conn->rx)
+		ipoib_cm_rx_conn_drain(conn);
+	ib_destroy_qp(conn->qp);
+	conn->qp = NULL;
+	if (conn->rx)
+		ipoib_cm_rx_conn_close(conn);
+}
+
+static void ipoib_cm_release(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
 	struct ib_cm_id *id;
 
 	mutex_lock(&priv->cm.mutex);
@@ -537,21 +442,8 @@ static void ipoib_cm_release(struct ipoib_cm_conn *conn)
 	if (id)
 		ib_destroy_cm_id(id);
 
-	if (conn->qp) {
-		ipoib_cm_qp_del(conn);
-		/* flushes the sends in flight; NAPI reaps them */
-		ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
-		while (ipoib_cm_tx_inflight(conn)) {
-			if (time_after(jiffies, deadline)) {
-				netdev_warn(priv->dev, "CM: %u sends not flushed\n",
-					    ipoib_cm_tx_inflight(conn));
-				break;
-			}
-			usleep_range(1000, 2000);
-		}
-		ib_destroy_qp(conn->qp);
-		conn->qp = NULL;
-	}
+	if (conn->qp)
+		ipoib_cm_destroy_qp(conn);
 	ipoib_cm_flush_to_ud(conn);
 	if (conn->sgid_attr) {
 		rdma_put_gid_attr(conn->sgid_attr);
@@ -623,7 +515,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 		.retry_count = IPOIB_CM_RETRY,
 		.rnr_retry_count = IPOIB_CM_RNR_RETRY,
 		.max_cm_retries = IPOIB_CM_MAX_CM_RETRIES,
-		.srq = 1,
+		.srq = priv->cm.use_srq,
 		.private_data_len = IPOIB_CM_PDATA_EXT_LEN,
 	};
 	struct ib_cm_id *id;
@@ -640,6 +532,8 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 	ipoib_cm_qp_add(conn);
 	ret = ib_modify_qp(conn->qp, &qp_attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (!ret && !priv->cm.use_srq)
+		ret = ipoib_cm_rx_conn_open(conn);
 	if (ret)
 		return ret;
 	id = ib_create_cm_id(priv->ca, ipoib_cm_handler, conn);
@@ -747,6 +641,8 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	ipoib_cm_qp_add(conn);
 	psn = get_random_u32() & 0xffffff;
 	ret = ipoib_cm_modify(conn, id, IB_QPS_INIT, 0);
+	if (!ret && !priv->cm.use_srq)
+		ret = ipoib_cm_rx_conn_open(conn);
 	if (!ret)
 		ret = ipoib_cm_modify(conn, id, IB_QPS_RTR, psn);
 	if (ret)
@@ -757,7 +653,7 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	rep.qp_num = conn->qp->qp_num;
 	rep.starting_psn = psn;
 	rep.rnr_retry_count = IPOIB_CM_RNR_RETRY;
-	rep.srq = 1;
+	rep.srq = priv->cm.use_srq;
 	ret = ib_send_cm_rep(id, &rep);
 	if (ret)
 		goto destroy_qp;
@@ -786,8 +682,7 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	return 0;
 
 destroy_qp:
-	ipoib_cm_qp_del(conn);
-	ib_destroy_qp(conn->qp);
+	ipoib_cm_destroy_qp(conn);
 free:
 	/* a stale completion of a QP at the same address may have found it */
 	call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
@@ -857,140 +752,6 @@ static int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 }
 
 /*
- * RFC 4755 s7: address resolution always goes UD, so ARP and the IPv6
- * neighbour discovery messages (ICMPv6 133..137) never take a connection.
- */
-static bool ipoib_cm_carries(struct sk_buff *skb)
-{
-	const struct ipv6hdr *ip6;
-	struct ipv6hdr ip6buf;
-	u8 type, *tp;
-
-	if (skb->protocol == htons(ETH_P_IP))
-		return true;
-	if (skb->protocol != htons(ETH_P_IPV6))
-		return false;
-	ip6 = skb_header_pointer(skb, IPOIB_HARD_LEN, sizeof(ip6buf), &ip6buf);
-	if (!ip6)
-		return false;
-	if (ip6->nexthdr != IPPROTO_ICMPV6)
-		return true;
-	tp = skb_header_pointer(skb, IPOIB_HARD_LEN + sizeof(*ip6),
-				sizeof(type), &type);
-	return tp && (*tp < NDISC_ROUTER_SOLICITATION ||
-		      *tp > NDISC_REDIRECT);
-}
-
-/*
- * Transmit of a unicast IP packet to @dst in connected mode: over a live
- * connection, or UD while there is none. Returns 0 if the caller must
- * send it over UD, 1 if it was taken, -EBUSY if the connection's send
- * queue is full (the netdev queue is stopped; try again). Runs with the
- * path to the peer resolved.
- */
-int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
-		  struct ipoib_path *path, const struct ipoib_lladdr *dst)
-{
-	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
-	struct ipoib_cm_conn *conn;
-	struct ipoib_cm_conn *pending, *wait = NULL;
-	u8 peer[IPOIB_ADDR_LEN];
-	bool start = false;
-	bool uc;
-
-	/* UC when we are set to and the peer takes it, else RC */
-	uc = ipoib_cm_uc && (dst->flags & IPOIB_FLAG_UC);
-	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
-	    !(uc || (dst->flags & IPOIB_FLAG_RC)) || !ipoib_cm_carries(skb)) {
-		/* a datagram-only peer: s7.2, its MTU is the UD MTU */
-		if (ipoib_cm_ip_len(skb) > ud_mtu &&
-		    (skb->protocol == htons(ETH_P_IP) ||
-		     skb->protocol == htons(ETH_P_IPV6))) {
-			ipoib_cm_too_big(priv, skb, ud_mtu);
-			return 1;
-		}
-		return 0;
-	}
-	ipoib_cm_peer_addr(peer, dst->qpn, (const union ib_gid *)dst->gid);
-
-	spin_lock_bh(&priv->cm.lock);
-	conn = ipoib_cm_find(priv, peer, false);
-	if (conn && conn->state == IPOIB_CM_LIVE) {
-		if (ipoib_cm_ip_len(skb) > conn->mtu) {
-			spin_unlock_bh(&priv->cm.lock);
-			ipoib_cm_too_big(priv, skb, conn->mtu);
-			return 1;
-		}
-		if (unlikely(ipoib_cm_tx_full(conn))) {
-			netif_stop_queue(priv->dev);
-			atomic_inc(&priv->cm.tx_stopped);
-			smp_mb(); /* queue state before re-reading tx_tail */
-			if (ipoib_cm_tx_full(conn)) {
-				spin_unlock_bh(&priv->cm.lock);
-				return -EBUSY;
-			}
-			if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
-				netif_wake_queue(priv->dev);
-		}
-		ipoib_cm_send(conn, skb);
-		spin_unlock_bh(&priv->cm.lock);
-		return 1;
-	}
-	if (conn && conn->state == IPOIB_CM_CLOSED &&
-	    time_after_eq(jiffies, conn->retry_at) && !conn->replacing) {
-		/* a failed or closed one is replaced by a fresh attempt */
-		conn->replacing = true;
-		start = true;
-	} else if (!conn && priv->cm.nconns < IPOIB_CM_MAX_CONNS) {
-		start = true;
-	}
-	/* an attempt already waiting for start_work serves this packet too */
-	list_for_each_entry(pending, &priv->cm.start_list, start_node) {
-		if (!memcmp(pending->peer, peer, IPOIB_ADDR_LEN)) {
-			if (start && conn)
-				conn->replacing = false;
-			start = false;
-			wait = pending;
-			break;
-		}
-	}
-	if (start) {
-		struct ipoib_cm_conn *fresh;
-
-		fresh = ipoib_cm_conn_new(priv, peer, true, GFP_ATOMIC);
-		if (fresh) {
-			fresh->state = IPOIB_CM_REQ_SENT;
-			fresh->uc = uc;
-			priv->fabric->cm_path(priv, path, &fresh->path_rec);
-			fresh->sid_rfc = conn && conn->retry_sid_rfc;
-			fresh->backoff = conn ? conn->backoff : 0;
-			fresh->old = conn;
-			list_add_tail(&fresh->start_node, &priv->cm.start_list);
-			queue_work(priv->cm.wq, &priv->cm.start_work);
-			wait = fresh;
-		} else if (conn) {
-			conn->replacing = false;
-		}
-	}
-	/* bigger than UD can carry: wait for the connection, a few */
-	if (ipoib_cm_ip_len(skb) > ud_mtu) {
-		if (!wait && conn && conn->state != IPOIB_CM_CLOSED)
-			wait = conn;
-		if (wait && wait->state != IPOIB_CM_CLOSED &&
-		    skb_queue_len(&wait->queue) < IPOIB_CM_QUEUE_LEN) {
-			__skb_queue_tail(&wait->queue, skb);
-			spin_unlock_bh(&priv->cm.lock);
-			return 1;
-		}
-		spin_unlock_bh(&priv->cm.lock);
-		ipoib_cm_too_big(priv, skb, ud_mtu);
-		return 1;
-	}
-	spin_unlock_bh(&priv->cm.lock);
-	return 0;
-}
-
-/*
  * Connections xmit asked for: hash them (replacing a closed one) and
  * send their REQs. Process context, so that ib_cm may sleep.
  */
@@ -1054,44 +815,17 @@ static void ipoib_cm_start_work(struct work_struct *work)
 	}
 }
 
-void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
+/* A send failed on a connection (NAPI): fail_work closes it. */
+void ipoib_cm_fail_later(struct ipoib_cm_conn *conn)
 {
-	struct ipoib_cm_conn *conn = wc->qp->qp_context;
-	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
-	struct ipoib_tx_buf *tx;
+	struct ipoib_dev *priv = conn->priv;
 
-	if (unlikely(id >= priv->sendq_size)) {
-		ipoib_warn_rl(priv, "CM send completion for bad id %u\n", id);
+	if (test_and_set_bit(0, &conn->failing))
 		return;
-	}
-	tx = &conn->tx_ring[id];
-	ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
-			    DMA_TO_DEVICE);
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			ipoib_warn_rl(priv, "CM send error %d (vendor 0x%x), closing\n",
-				      wc->status, wc->vendor_err);
-			if (!test_and_set_bit(0, &conn->failing)) {
-				spin_lock(&priv->cm.reap_lock);
-				list_add_tail(&conn->fail_node,
-					      &priv->cm.fail_list);
-				spin_unlock(&priv->cm.reap_lock);
-				queue_work(priv->cm.wq, &priv->cm.fail_work);
-			}
-		}
-		priv->dev->stats.tx_errors++;
-		dev_kfree_skb_any(tx->skb);
-	} else {
-		dev_consume_skb_any(tx->skb);
-	}
-	tx->skb = NULL;
-	/* pairs with the acquire in ipoib_cm_tx_full() */
-	smp_store_release(&conn->tx_tail, conn->tx_tail + 1);
-	if (atomic_read(&priv->cm.tx_stopped) &&
-	    conn->tx_head - conn->tx_tail <= priv->sendq_size / 2 &&
-	    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
-	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
-		netif_wake_queue(priv->dev);
+	spin_lock(&priv->cm.reap_lock);
+	list_add_tail(&conn->fail_node, &priv->cm.fail_list);
+	spin_unlock(&priv->cm.reap_lock);
+	queue_work(priv->cm.wq, &priv->cm.fail_work);
 }
 
 /* A send failed on a connection (from NAPI): close it, UD takes over. */
@@ -1210,10 +944,18 @@ static void ipoib_cm_cq_event(struct ib_cq *cq, void *ctx)
 	napi_schedule(&priv->napi);
 }
 
-bool ipoib_cm_capable(struct ipoib_dev *priv)
+static bool ipoib_cm_srq_capable(struct ipoib_dev *priv)
 {
 	return priv->ca->attrs.max_srq > 0 &&
 	       priv->ca->attrs.max_srq_sge > IPOIB_CM_RX_PAGES;
+}
+
+/* An SRQ, or a receive queue per connection (at least one allowed). */
+bool ipoib_cm_capable(struct ipoib_dev *priv)
+{
+	return (ipoib_cm_srq && ipoib_cm_srq_capable(priv)) ||
+	       (ipoib_max_nonsrq_conn_qp &&
+		priv->ca->attrs.max_recv_sge > IPOIB_CM_RX_PAGES);
 }
 
 /* ndo_init: CQs; the SRQ and listening come with ndo_open. */
@@ -1235,8 +977,10 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 	INIT_WORK(&priv->cm.fail_work, ipoib_cm_fail_work);
 	INIT_WORK(&priv->cm.start_work, ipoib_cm_start_work);
 	INIT_DELAYED_WORK(&priv->cm.gc_work, ipoib_cm_gc_work);
+	ida_init(&priv->cm.nonsrq_ida);
 	if (!ipoib_cm_capable(priv))
 		return 0;
+	priv->cm.use_srq = ipoib_cm_srq && ipoib_cm_srq_capable(priv);
 
 	priv->cm.wq = alloc_ordered_workqueue("%s_cm", WQ_MEM_RECLAIM,
 					      priv->dev->name);
@@ -1248,14 +992,35 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 					priv, &attr);
 	if (IS_ERR(priv->cm.send_cq))
 		goto fail;
+	/*
+	 * Every posted receive must fit in the CQ: the SRQ's ring, or the
+	 * rings of as many connections as the CQ the HCA allows can take.
+	 */
 	attr.cqe = priv->recvq_size;
+	if (!priv->cm.use_srq) {
+		attr.cqe = min_t(u64, (u64)priv->recvq_size *
+				 ipoib_max_nonsrq_conn_qp,
+				 priv->ca->attrs.max_cqe);
+		priv->cm.nonsrq_max = attr.cqe / priv->recvq_size;
+		if (!priv->cm.nonsrq_max)
+			goto fail_send_cq;
+		priv->cm.nonsrq = kcalloc(priv->cm.nonsrq_max,
+					  sizeof(*priv->cm.nonsrq), GFP_KERNEL);
+		if (!priv->cm.nonsrq)
+			goto fail_send_cq;
+	}
 	priv->cm.recv_cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, NULL,
 					priv, &attr);
-	if (IS_ERR(priv->cm.recv_cq)) {
-		ib_destroy_cq(priv->cm.send_cq);
-		goto fail;
-	}
+	if (IS_ERR(priv->cm.recv_cq))
+		goto fail_send_cq;
+	if (!priv->cm.use_srq)
+		ibdev_info(priv->ca, "port %u: connected mode without a shared receive queue: at most %u connections, %u receive buffers each\n",
+			   priv->port, priv->cm.nonsrq_max, priv->recvq_size);
 	return 0;
+fail_send_cq:
+	kfree(priv->cm.nonsrq);
+	priv->cm.nonsrq = NULL;
+	ib_destroy_cq(priv->cm.send_cq);
 fail:
 	netdev_warn(priv->dev, "CM: cannot create CQs: connected mode unavailable\n");
 	destroy_workqueue(priv->cm.wq);
@@ -1268,11 +1033,14 @@ fail:
 void ipoib_cm_cleanup(struct ipoib_dev *priv)
 {
 	WARN_ON_ONCE(!hash_empty(priv->cm.by_qp));
+	ida_destroy(&priv->cm.nonsrq_ida);
 	if (!priv->cm.wq)
 		return;
 	destroy_workqueue(priv->cm.wq);
 	ib_destroy_cq(priv->cm.recv_cq);
 	ib_destroy_cq(priv->cm.send_cq);
+	kfree(priv->cm.nonsrq);
+	priv->cm.nonsrq = NULL;
 	priv->cm.wq = NULL;
 }
 
@@ -1387,13 +1155,14 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 
 static void ipoib_cm_show_one(struct seq_file *m, struct ipoib_cm_conn *conn)
 {
-	seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u\n",
+	seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u RQ: %s\n",
 		   conn->peer + 4, (conn->peer[1] << 16) |
 		   (conn->peer[2] << 8) | conn->peer[3],
 		   conn->uc ? "UC" : "RC",
 		   conn->active ? "active" :
 		   conn->rx_only ? "rx-only" : "passive",
-		   ipoib_cm_state_names[conn->state], conn->mtu);
+		   ipoib_cm_state_names[conn->state], conn->mtu,
+		   conn->priv->cm.use_srq ? "srq" : "own");
 }
 
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)

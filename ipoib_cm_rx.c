@@ -1,21 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Connected mode's receive side: one shared receive queue for every
- * connection (RFC 4755 leaves the receive resources to us), so receive
- * memory does not grow with the number of peers. A slot is the
- * encapsulation header in a small skb head plus 16 pages for up to
- * 65520 octets of IP.
+ * Connected mode's receive side. RFC 4755 leaves receive resources to
+ * us: with an SRQ, one ring serves every connection, so receive memory
+ * does not grow with the number of peers; without one (or cm_srq=0) each
+ * connection gets a ring of its own, at most max_nonsrq_conn_qp of them.
+ * A slot is the encapsulation header in a small skb head plus 16 pages
+ * for up to 65520 octets of IP.
+ *
+ * A receive's wr_id names its slot, its ring (0: the SRQ, n: nonsrq[n-1])
+ * and the ring's generation, so a completion never needs wc->qp and one
+ * left over from a closed ring cannot land in the ring reusing its slot.
  */
 #include "ipoib.h"
+#include "ipoib_cm.h"
 
+#define IPOIB_CM_WR_RING_SHIFT	16
+#define IPOIB_CM_WR_GEN_SHIFT	32
+#define IPOIB_CM_RX_DRAIN	(5 * HZ)
 #define IPOIB_CM_RX_COPYBREAK	256
 
 static void ipoib_cm_free_rx_pages(struct ipoib_dev *priv,
-				   struct ipoib_cm_rx_buf *rx, unsigned int from)
+				   struct ipoib_cm_rx_buf *rx)
 {
 	unsigned int i;
 
-	for (i = from; i < IPOIB_CM_RX_PAGES; i++) {
+	for (i = 0; i < IPOIB_CM_RX_PAGES; i++) {
 		if (!rx->pages[i])
 			continue;
 		ib_dma_unmap_page(priv->ca, rx->mapping[i + 1], PAGE_SIZE,
@@ -25,17 +34,16 @@ static void ipoib_cm_free_rx_pages(struct ipoib_dev *priv,
 	}
 }
 
-static void ipoib_cm_free_rx_buf(struct ipoib_dev *priv, unsigned int id)
+static void ipoib_cm_free_rx_buf(struct ipoib_dev *priv,
+				 struct ipoib_cm_rx_buf *rx)
 {
-	struct ipoib_cm_rx_buf *rx = &priv->cm.rx_ring[id];
-
 	if (rx->skb) {
 		ib_dma_unmap_single(priv->ca, rx->mapping[0], IPOIB_ENCAP_LEN,
 				    DMA_FROM_DEVICE);
 		dev_kfree_skb_any(rx->skb);
 		rx->skb = NULL;
 	}
-	ipoib_cm_free_rx_pages(priv, rx, 0);
+	ipoib_cm_free_rx_pages(priv, rx);
 }
 
 static struct sk_buff *ipoib_cm_alloc_head(struct ipoib_dev *priv, u64 *map)
@@ -57,10 +65,10 @@ static struct sk_buff *ipoib_cm_alloc_head(struct ipoib_dev *priv, u64 *map)
 	return skb;
 }
 
-/* Fill the empty slots of rx_ring[id]: head first, then pages. */
-static int ipoib_cm_fill_rx_buf(struct ipoib_dev *priv, unsigned int id)
+/* Fill the empty parts of a slot: head first, then pages. */
+static int ipoib_cm_fill_rx_buf(struct ipoib_dev *priv,
+				struct ipoib_cm_rx_buf *rx)
 {
-	struct ipoib_cm_rx_buf *rx = &priv->cm.rx_ring[id];
 	unsigned int i;
 
 	if (!rx->skb) {
@@ -88,12 +96,16 @@ static int ipoib_cm_fill_rx_buf(struct ipoib_dev *priv, unsigned int id)
 	return 0;
 }
 
-static int ipoib_cm_post_srq(struct ipoib_dev *priv, unsigned int id)
+/* Post slot @id of @ring to the SRQ or to the ring's own QP. */
+static int ipoib_cm_post_rx(struct ipoib_dev *priv,
+			    struct ipoib_cm_rx_ring *ring, unsigned int id)
 {
-	struct ipoib_cm_rx_buf *rx = &priv->cm.rx_ring[id];
+	struct ipoib_cm_rx_buf *rx = &ring->buf[id];
 	struct ib_sge sge[IPOIB_CM_RX_PAGES + 1];
 	struct ib_recv_wr wr = {
-		.wr_id = id | IPOIB_OP_CM | IPOIB_OP_RECV,
+		.wr_id = id | IPOIB_OP_CM | IPOIB_OP_RECV |
+			 (u64)ring->index << IPOIB_CM_WR_RING_SHIFT |
+			 (u64)ring->gen << IPOIB_CM_WR_GEN_SHIFT,
 		.sg_list = sge,
 		.num_sge = IPOIB_CM_RX_PAGES + 1,
 	};
@@ -104,7 +116,27 @@ static int ipoib_cm_post_srq(struct ipoib_dev *priv, unsigned int id)
 		sge[i].length = i ? PAGE_SIZE : IPOIB_ENCAP_LEN;
 		sge[i].lkey = priv->pd->local_dma_lkey;
 	}
-	return ib_post_srq_recv(priv->cm.srq, &wr, NULL);
+	if (!ring->qp)
+		return ib_post_srq_recv(priv->cm.srq, &wr, NULL);
+	return ib_post_recv(ring->qp, &wr, NULL);
+}
+
+/* The ring a completion belongs to, or NULL if that ring is gone (NAPI). */
+static struct ipoib_cm_rx_ring *ipoib_cm_rx_ring_of(struct ipoib_dev *priv,
+						    u64 wr_id)
+{
+	unsigned int index = (wr_id & (IPOIB_OP_CM - 1)) >>
+			     IPOIB_CM_WR_RING_SHIFT;
+	struct ipoib_cm_rx_ring *ring;
+
+	if (!index)
+		return &priv->cm.srq_ring;
+	if (index > priv->cm.nonsrq_max)
+		return NULL;
+	ring = rcu_dereference(priv->cm.nonsrq[index - 1]);
+	if (!ring || ring->gen != (u16)(wr_id >> IPOIB_CM_WR_GEN_SHIFT))
+		return NULL;
+	return ring;
 }
 
 /* Replacement pages for the first @n of a slot, all or nothing. */
@@ -135,44 +167,28 @@ fail:
 }
 
 /*
- * A message on some connection. Small ones are copied out of the first
- * page; larger ones take the pages they filled as fragments, which are
- * replaced first: if memory is short the message is dropped and the slot
- * goes back to the SRQ as it was.
+ * Turn a filled slot into an skb and deliver it. Small messages are
+ * copied out of the first page; larger ones take the pages they filled as
+ * fragments, which are replaced first: if memory is short the message is
+ * dropped and the slot is reposted as it was.
  */
-void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
+static void ipoib_cm_deliver(struct ipoib_dev *priv,
+			     struct ipoib_cm_rx_buf *rx, unsigned int byte_len)
 {
-	unsigned int id = wc->wr_id & ~(IPOIB_OP_CM | IPOIB_OP_RECV);
 	struct page *pages[IPOIB_CM_RX_PAGES];
 	u64 mapping[IPOIB_CM_RX_PAGES];
 	struct net_device *dev = priv->dev;
-	struct ipoib_cm_rx_buf *rx;
 	struct sk_buff *skb, *head;
 	unsigned int len, n, i;
 	u64 head_map;
 	u16 type;
 
-	if (unlikely(id >= priv->cm.rx_size)) {
-		ipoib_warn_rl(priv, "CM receive completion for bad id %u\n", id);
-		return;
-	}
-	rx = &priv->cm.rx_ring[id];
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		/* a connection failing under a receive; the buffer is fine */
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			ipoib_warn_rl(priv, "CM receive error %d (vendor 0x%x)\n",
-				      wc->status, wc->vendor_err);
-			dev->stats.rx_errors++;
-		}
-		goto repost;
-	}
-	ipoib_cm_rx_seen(priv, wc->qp);
-	if (unlikely(wc->byte_len < IPOIB_ENCAP_LEN)) {
+	if (unlikely(byte_len < IPOIB_ENCAP_LEN)) {
 		atomic_long_inc(&priv->counters.rx_short);
 		dev->stats.rx_dropped++;
-		goto repost;
+		return;
 	}
-	len = min_t(unsigned int, wc->byte_len - IPOIB_ENCAP_LEN,
+	len = min_t(unsigned int, byte_len - IPOIB_ENCAP_LEN,
 		    IPOIB_CM_RX_PAGES * PAGE_SIZE);
 	n = len <= IPOIB_CM_RX_COPYBREAK ? 0 : DIV_ROUND_UP(len, PAGE_SIZE);
 
@@ -214,7 +230,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		atomic_long_inc(&priv->counters.rx_bad_type);
 		dev->stats.rx_dropped++;
 		dev_kfree_skb_any(skb);
-		goto repost;
+		return;
 	}
 	skb->protocol = htons(type);
 	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
@@ -226,21 +242,93 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	dev->stats.rx_packets++;
 	dev->stats.rx_bytes += skb->len;
 	napi_gro_receive(&priv->napi, skb);
-	goto repost;
+	return;
 
 no_buf:
 	dev->stats.rx_dropped++;
 	atomic_long_inc(&priv->counters.rx_no_buf);
-repost:
-	if (unlikely(ipoib_cm_post_srq(priv, id)))
-		ipoib_warn_rl(priv, "cannot repost SRQ buffer %u\n", id);
+}
+
+/*
+ * NAPI: a receive completed on some connection. The SRQ's slot always
+ * goes back; a connection's own ring stops reposting once it fails or
+ * closes, so that its count of posted receives drains to zero.
+ */
+void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
+{
+	unsigned int id = wc->wr_id & (BIT(IPOIB_CM_WR_RING_SHIFT) - 1);
+	struct ipoib_cm_rx_ring *ring;
+	bool ok = wc->status == IB_WC_SUCCESS;
+
+	ring = ipoib_cm_rx_ring_of(priv, wc->wr_id);
+	if (unlikely(!ring || id >= ring->size)) {
+		ipoib_warn_rl(priv, "CM receive completion for a closed ring (wr_id 0x%llx)\n",
+			      wc->wr_id);
+		return;
+	}
+	if (unlikely(!ok)) {
+		/* a connection failing under a receive; the buffer is fine */
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			ipoib_warn_rl(priv, "CM receive error %d (vendor 0x%x)\n",
+				      wc->status, wc->vendor_err);
+			priv->dev->stats.rx_errors++;
+		}
+	} else {
+		ipoib_cm_rx_seen(priv, wc->qp);
+		ipoib_cm_deliver(priv, &ring->buf[id], wc->byte_len);
+	}
+	if (ring->qp && (!ok || READ_ONCE(ring->closing))) {
+		atomic_dec(&ring->posted);
+		return;
+	}
+	if (unlikely(ipoib_cm_post_rx(priv, ring, id))) {
+		ipoib_warn_rl(priv, "cannot repost CM receive buffer %u\n", id);
+		if (ring->qp)
+			atomic_dec(&ring->posted);
+	}
+}
+
+static void ipoib_cm_free_ring(struct ipoib_dev *priv,
+			       struct ipoib_cm_rx_ring *ring)
+{
+	unsigned int i;
+
+	for (i = 0; ring->buf && i < ring->size; i++)
+		ipoib_cm_free_rx_buf(priv, &ring->buf[i]);
+	kvfree(ring->buf);
+	ring->buf = NULL;
+	ring->size = 0;
+}
+
+/* Allocate @ring's slots and post them all. */
+static int ipoib_cm_fill_ring(struct ipoib_dev *priv,
+			      struct ipoib_cm_rx_ring *ring)
+{
+	unsigned int i;
+	int ret;
+
+	ring->size = priv->recvq_size;
+	ring->buf = kvcalloc(ring->size, sizeof(*ring->buf), GFP_KERNEL);
+	if (!ring->buf)
+		return -ENOMEM;
+	for (i = 0; i < ring->size; i++) {
+		ret = ipoib_cm_fill_rx_buf(priv, &ring->buf[i]);
+		if (ret)
+			return ret;
+		atomic_inc(&ring->posted);
+		ret = ipoib_cm_post_rx(priv, ring, i);
+		if (ret) {
+			atomic_dec(&ring->posted);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* ndo_stop, after the last connection: the SRQ and its buffers. */
 void ipoib_cm_rx_close(struct ipoib_dev *priv)
 {
 	struct ib_wc wc[16];
-	unsigned int i;
 
 	if (priv->cm.srq) {
 		ib_destroy_srq(priv->cm.srq);
@@ -249,11 +337,7 @@ void ipoib_cm_rx_close(struct ipoib_dev *priv)
 	/* stale completions must not meet the next open's ring */
 	while (ib_poll_cq(priv->cm.recv_cq, ARRAY_SIZE(wc), wc) > 0)
 		;
-	for (i = 0; priv->cm.rx_ring && i < priv->cm.rx_size; i++)
-		ipoib_cm_free_rx_buf(priv, i);
-	kvfree(priv->cm.rx_ring);
-	priv->cm.rx_ring = NULL;
-	priv->cm.rx_size = 0;
+	ipoib_cm_free_ring(priv, &priv->cm.srq_ring);
 }
 
 /* ndo_open: the SRQ and a buffer in each of its slots. */
@@ -265,29 +349,86 @@ int ipoib_cm_rx_open(struct ipoib_dev *priv)
 			.max_sge = IPOIB_CM_RX_PAGES + 1,
 		},
 	};
-	unsigned int i;
 	int ret;
 
-	priv->cm.rx_size = priv->recvq_size;
-	priv->cm.rx_ring = kvcalloc(priv->cm.rx_size,
-				    sizeof(*priv->cm.rx_ring), GFP_KERNEL);
-	if (!priv->cm.rx_ring)
-		return -ENOMEM;
+	if (!priv->cm.use_srq)
+		return 0;
 	priv->cm.srq = ib_create_srq(priv->pd, &srq_attr);
 	if (IS_ERR(priv->cm.srq)) {
 		ret = PTR_ERR(priv->cm.srq);
 		priv->cm.srq = NULL;
-		goto fail;
+		return ret;
 	}
-	for (i = 0; i < priv->cm.rx_size; i++) {
-		ret = ipoib_cm_fill_rx_buf(priv, i);
-		if (!ret)
-			ret = ipoib_cm_post_srq(priv, i);
-		if (ret)
-			goto fail;
-	}
-	return 0;
-fail:
-	ipoib_cm_rx_close(priv);
+	ret = ipoib_cm_fill_ring(priv, &priv->cm.srq_ring);
+	if (ret)
+		ipoib_cm_rx_close(priv);
 	return ret;
+}
+
+/*
+ * No SRQ: a ring of its own for @conn, whose QP is in INIT or later
+ * (cm_mutex held). -ENOSPC when max_nonsrq_conn_qp rings are in use. On
+ * failure too conn->rx may be set: the QP's teardown drains and frees it.
+ */
+int ipoib_cm_rx_conn_open(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+	struct ipoib_cm_rx_ring *ring;
+	int slot;
+
+	lockdep_assert_held(&priv->cm.mutex);
+	slot = ida_alloc_max(&priv->cm.nonsrq_ida, priv->cm.nonsrq_max - 1,
+			     GFP_KERNEL);
+	if (slot == -ENOSPC)
+		ipoib_warn_rl(priv, "CM: all %u receive queues in use (max_nonsrq_conn_qp)\n",
+			      priv->cm.nonsrq_max);
+	if (slot < 0)
+		return slot;
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL);
+	if (!ring) {
+		ida_free(&priv->cm.nonsrq_ida, slot);
+		return -ENOMEM;
+	}
+	ring->qp = conn->qp;
+	ring->index = slot + 1;
+	ring->gen = ++priv->cm.nonsrq_gen;
+	rcu_assign_pointer(priv->cm.nonsrq[slot], ring);
+	conn->rx = ring;
+	return ipoib_cm_fill_ring(priv, ring);
+}
+
+/*
+ * Before a connection's QP is destroyed (its QP already in the error
+ * state, which flushes every posted receive): no more reposts, and wait
+ * until NAPI has seen the last of them.
+ */
+void ipoib_cm_rx_conn_drain(struct ipoib_cm_conn *conn)
+{
+	unsigned long deadline = jiffies + IPOIB_CM_RX_DRAIN;
+	struct ipoib_cm_rx_ring *ring = conn->rx;
+
+	WRITE_ONCE(ring->closing, true);
+	while (atomic_read(&ring->posted)) {
+		if (time_after(jiffies, deadline)) {
+			netdev_warn(conn->priv->dev, "CM: %d receives not flushed\n",
+				    atomic_read(&ring->posted));
+			return;
+		}
+		usleep_range(1000, 2000);
+	}
+}
+
+/* After the QP is destroyed: nothing can fill the buffers any more. */
+void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_dev *priv = conn->priv;
+	struct ipoib_cm_rx_ring *ring = conn->rx;
+
+	conn->rx = NULL;
+	RCU_INIT_POINTER(priv->cm.nonsrq[ring->index - 1], NULL);
+	/* NAPI may still hold the ring it looked up */
+	synchronize_net();
+	ipoib_cm_free_ring(priv, ring);
+	ida_free(&priv->cm.nonsrq_ida, ring->index - 1);
+	kfree(ring);
 }

@@ -21,6 +21,8 @@ int ipoib_mcast_debug_level;
 unsigned int ipoib_roce_qkey = IPOIB_DEFAULT_QKEY;
 bool ipoib_cm_uc;
 bool ipoib_cm_bidir = true;
+bool ipoib_cm_srq = true;
+unsigned int ipoib_max_nonsrq_conn_qp = IPOIB_CM_MAX_NONSRQ_DEFAULT;
 
 module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
 MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
@@ -34,6 +36,10 @@ module_param_named(cm_uc, ipoib_cm_uc, bool, 0444);
 MODULE_PARM_DESC(cm_uc, "Connected mode: advertise UC and connect over UC to peers that do (default RC)");
 module_param_named(cm_bidir, ipoib_cm_bidir, bool, 0444);
 MODULE_PARM_DESC(cm_bidir, "Connected mode: one connection per peer, used both ways, with peers that say they do the same (default on); off: send only on connections we open, as the in-tree driver");
+module_param_named(cm_srq, ipoib_cm_srq, bool, 0444);
+MODULE_PARM_DESC(cm_srq, "Connected mode: receive through the HCA's shared receive queue when it has one (default on); off: a receive queue per connection");
+module_param_named(max_nonsrq_conn_qp, ipoib_max_nonsrq_conn_qp, uint, 0444);
+MODULE_PARM_DESC(max_nonsrq_conn_qp, "Connected mode without a shared receive queue: at most this many connections, each with recv_queue_size buffers of 64 KiB (default 128, at most 4096; 0: no connected mode there)");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
 
@@ -229,8 +235,9 @@ int ipoib_set_mode(struct ipoib_dev *priv, u16 mode)
 	if (mode == priv->mode)
 		return 0;
 	if (mode == IPOIB_MODE_CONNECTED && !ipoib_cm_available(priv)) {
-		netdev_warn(dev, "connected mode: %s has no shared receive queue for it\n",
-			    dev_name(&priv->ca->dev));
+		netdev_warn(dev, "connected mode unavailable on %s: no usable shared receive queue (cm_srq=%d) and max_nonsrq_conn_qp=%u\n",
+			    dev_name(&priv->ca->dev), ipoib_cm_srq,
+			    ipoib_max_nonsrq_conn_qp);
 		return -EINVAL;
 	}
 	priv->mode = mode;
@@ -592,6 +599,11 @@ static int __init ipoib_init(void)
 
 	ipoib_sendq_size = ipoib_queue_size(ipoib_sendq_size);
 	ipoib_recvq_size = ipoib_queue_size(ipoib_recvq_size);
+	if (ipoib_max_nonsrq_conn_qp > IPOIB_CM_MAX_NONSRQ) {
+		pr_info("ib_ipoib: max_nonsrq_conn_qp %u lowered to %u\n",
+			ipoib_max_nonsrq_conn_qp, IPOIB_CM_MAX_NONSRQ);
+		ipoib_max_nonsrq_conn_qp = IPOIB_CM_MAX_NONSRQ;
+	}
 	ipoib_fs_init();
 	ipoib_fabric_ib_register();
 	ret = register_netdevice_notifier(&ipoib_netdev_notifier);

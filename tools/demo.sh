@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make demo: boot two soft-RoCE guests, load ib_ipoib in each, show the
-# interfaces it creates, then ping and iperf3 from A to B over them. On the host it drives tools/vm/run.sh with this
-# script as the guest program; in a guest (ROLE set) it is that program.
+# interfaces it creates, then ping and iperf3 from A to B over them, in
+# datagram mode and then in connected mode. On the host it drives
+# tools/vm/run.sh with this script as the guest program; in a guest (ROLE
+# set) it is that program.
 #   KVER   kernel to boot (default 6.12.117+deb12-amd64)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,6 +68,22 @@ if [ "$ROLE" = A ]; then
 	echo "\$ ip neigh show dev $ifc   # 20-octet link-layer address"
 	ip neigh show dev "$ifc"
 	echo "\$ iperf3 -c 10.20.0.2 -t 5  # TCP over $ifc (QEMU TCG: slow)"
+	iperf3 -c 10.20.0.2 -t 5 -f m | grep -E 'sender|receiver'
+fi
+barrier datagram-done
+echo "\$ echo connected > /sys/class/net/$ifc/mode; cat /sys/class/net/$ifc/mtu"
+echo connected >"/sys/class/net/$ifc/mode"
+cat "/sys/class/net/$ifc/mtu"
+[ "$ROLE" = B ] && iperf3 -s -1 -D >/dev/null 2>&1
+barrier connected
+if [ "$ROLE" = A ]; then
+	echo "\$ ping -c 3 -s 30000 10.20.0.2   # over an RC connection"
+	ping -c 3 -i 0.3 -s 30000 10.20.0.2
+	echo "\$ cat /sys/kernel/debug/ipoib/${ifc}_cm"
+	cat "/sys/kernel/debug/ipoib/${ifc}_cm"
+	echo "\$ rdma resource show qp | grep ib_ipoib   # UD and RC"
+	rdma resource show qp | grep ib_ipoib
+	echo "\$ iperf3 -c 10.20.0.2 -t 5  # TCP in connected mode, MTU 65520"
 	iperf3 -c 10.20.0.2 -t 5 -f m | grep -E 'sender|receiver'
 fi
 barrier done

@@ -33,8 +33,11 @@
  *   send completions reach userspace for MADs without a response timeout);
  * - replies over InfiniBand proper (there is no netdev to sniff);
  * - what the peer's consumer did with the private data, other than
- *   through the answer. After a REP the peer waits for an RTU that never
- *   comes; --reject-rep sends it a REJ instead, to end the attempt at once.
+ *   through the answer. After a REP the peer waits for an RTU;
+ *   --reject-rep sends it a REJ instead, to end the attempt at once, and
+ *   --rtu the RTU, after which the peer's end of the connection is live
+ *   (ours has no QP: it never sends or acknowledges anything). With
+ *   --peers, REQ k claims UD QPN + k, so --count N looks like N peers.
  *
  * A DGID is an IPv6-style GID (fe80::5054:ff:fe12:3402, ::ffff:10.10.0.2)
  * or an IPv4 address (10.10.0.2, taken as the IPv4-mapped GID). By default
@@ -81,6 +84,7 @@
 #define CM_ATTR_MRA		0x0011
 #define CM_ATTR_REJ		0x0012
 #define CM_ATTR_REP		0x0013
+#define CM_ATTR_RTU		0x0014
 #define QP1_QKEY		0x80010000u
 #define GSI_QPN			1
 
@@ -119,6 +123,7 @@
 #define REJ_PRIVATE_DATA	84	/* after the 72-octet ARI */
 #define REP_LOCAL_QPN		12
 #define REP_PRIVATE_DATA	36
+#define RTU_PRIVATE_DATA	8
 #define REJ_MSG_REQ		0
 #define REJ_MSG_REP		1
 #define REJ_CONSUMER		28
@@ -205,6 +210,8 @@ struct options {
 	int wait_ms;
 	int expect;		/* -1: --count */
 	bool reject_rep;
+	bool rtu;		/* answer REPs with an RTU */
+	bool peers;		/* REQ k claims QPNs + k: one peer each */
 	bool dry_run;
 };
 
@@ -420,9 +427,13 @@ static void mad_header(u8 *mad, u16 attr, u32 tid)
 }
 
 /* The variant's private data into @pd (REQ_PDATA_LEN octets); its length */
-static size_t build_pdata(struct ctx *c, const struct options *o, u8 *pd)
+static size_t build_pdata(struct ctx *c, const struct options *o, u8 *pd,
+			  unsigned int seq)
 {
-	struct ipoib_cm_pdata v = { .qpn = o->ud_qpn, .mtu = o->recv_mtu };
+	struct ipoib_cm_pdata v = {
+		.qpn = (o->ud_qpn + (o->peers ? seq : 0)) & IPOIB_QPN_MASK,
+		.mtu = o->recv_mtu,
+	};
 	size_t i;
 
 	memset(pd, 0, REQ_PDATA_LEN);
@@ -467,7 +478,7 @@ static size_t build_req(struct ctx *c, const struct options *o, u8 *mad,
 	put64(m + REQ_SERVICE_ID, o->sid);
 	put64(m + REQ_LOCAL_CA_GUID, c->node_guid);
 	put32(m + REQ_LOCAL_QKEY, 0);
-	put24(m + REQ_LOCAL_QPN, o->local_qpn);
+	put24(m + REQ_LOCAL_QPN, o->local_qpn + (o->peers ? seq : 0));
 	m[REQ_RESP_RESOURCES] = 0;
 	m[REQ_INIT_DEPTH] = 0;
 	m[REQ_TIMEOUT_TYPE_FC] = (u8)(CM_RESPONSE_TIMEOUT << 3 |
@@ -489,7 +500,7 @@ static size_t build_req(struct ctx *c, const struct options *o, u8 *mad,
 	m[REQ_PRI_SL_SUBNET] = (u8)(!routed << 3);	/* SL 0 */
 	m[REQ_PRI_ACK_TIMEOUT] = ACK_TIMEOUT << 3;
 	/* no alternate path: all zero */
-	return build_pdata(c, o, m + REQ_PRIVATE_DATA);
+	return build_pdata(c, o, m + REQ_PRIVATE_DATA, seq);
 }
 
 /* REJ of the REP in @rep (a received CM message): Consumer Reject */
@@ -502,6 +513,17 @@ static void build_rej_of_rep(u8 *mad, const u8 *rep, u32 tid)
 	put32(m + CM_REMOTE_COMM_ID, get32(rep + CM_LOCAL_COMM_ID));
 	m[REJ_MSG_REJECTED] = REJ_MSG_REP << 6;
 	put16(m + REJ_REASON, REJ_CONSUMER);
+}
+
+/* RTU of the REP in @rep: the connection is established on its side */
+static void build_rtu_of_rep(u8 *mad, const u8 *rep, u32 tid)
+{
+	u8 *m = mad + MAD_HDR_LEN;
+
+	mad_header(mad, CM_ATTR_RTU, tid);
+	put32(m + CM_LOCAL_COMM_ID, get32(rep + CM_REMOTE_COMM_ID));
+	put32(m + CM_REMOTE_COMM_ID, get32(rep + CM_LOCAL_COMM_ID));
+	memset(m + RTU_PRIVATE_DATA, 0, MAD_LEN - MAD_HDR_LEN - RTU_PRIVATE_DATA);
 }
 
 static int open_umad(struct ctx *c, const struct options *o)
@@ -674,6 +696,11 @@ static int handle_answer(struct ctx *c, const struct options *o,
 			if (!send_mad(c, o, sgid))
 				printf("sent type=REJ comm_id=0x%08x reason=%u\n",
 				       rid, REJ_CONSUMER);
+		} else if (o->rtu) {
+			build_rtu_of_rep(umad_get_mad(c->umad), m,
+					 c->tid + o->count + rid - o->comm_id);
+			if (!send_mad(c, o, sgid))
+				printf("sent type=RTU comm_id=0x%08x\n", rid);
 		}
 		return 1;
 	case CM_ATTR_MRA:
@@ -769,6 +796,10 @@ static void show_help(FILE *f)
 		"                        (REJ, REP, MRA) for up to MS ms\n"
 		"  -e, --expect N        stop watching after N answers (count)\n"
 		"  -j, --reject-rep      answer each REP with a REJ (with -w)\n"
+		"  -t, --rtu             answer each REP with an RTU (with -w):\n"
+		"                        the peer's end goes live\n"
+		"  -N, --peers           REQ k claims local and UD QPN + k, so\n"
+		"                        that each looks like another peer\n"
 		"  -D, --dry-run         print the MADs (mad=...), send nothing\n"
 		"VARIANT (private data):\n");
 	for (i = 0; i < ARRAY_SIZE(variants); i++)
@@ -839,6 +870,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "wait", required_argument, NULL, 'w' },
 		{ "expect", required_argument, NULL, 'e' },
 		{ "reject-rep", no_argument, NULL, 'j' },
+		{ "rtu", no_argument, NULL, 't' },
+		{ "peers", no_argument, NULL, 'N' },
 		{ "dry-run", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -848,7 +881,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv,
-				  "d:i:g:S:R:l:u:m:n:c:k:P:H:Us:w:e:jDh",
+				  "d:i:g:S:R:l:u:m:n:c:k:P:H:Us:w:e:jtNDh",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -930,6 +963,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'j':
 			o->reject_rep = true;
 			break;
+		case 't':
+			o->rtu = true;
+			break;
+		case 'N':
+			o->peers = true;
+			break;
 		case 'D':
 			o->dry_run = true;
 			break;
@@ -961,8 +1000,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "bad SID %s\n", argv[optind + 2]);
 		return -1;
 	}
-	if (o->reject_rep && !o->wait_ms) {
-		fprintf(stderr, "--reject-rep needs --wait\n");
+	if ((o->reject_rep || o->rtu) && !o->wait_ms) {
+		fprintf(stderr, "--reject-rep and --rtu need --wait\n");
 		return -1;
 	}
 	if (o->expect < 0)
@@ -1029,7 +1068,7 @@ int main(int argc, char **argv)
 		printf("req seq=%u comm_id=0x%08x tid=0x%08x sid=0x%016llx ",
 		       i, o.comm_id + i, c.tid + i, o.sid);
 		printf("qpn=0x%06x pdata_len=%zu pdata=%s\n",
-		       o.local_qpn, pdlen, pd);
+		       o.local_qpn + (o.peers ? i : 0), pdlen, pd);
 		if (o.dry_run) {
 			hex(madhex, mad, MAD_LEN);
 			printf("mad=%s\n", madhex);

@@ -1,0 +1,192 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connected mode without a shared receive queue, and a peer that cannot
+# take connections at all. soft-RoCE has an SRQ, so A loads with cm_srq=0,
+# as on an HCA without one: each of its connections receives into a queue
+# of its own, at most max_nonsrq_conn_qp of them. B keeps the defaults.
+# Rounds, each after both sides reloaded ib_ipoib:
+# 1. own receive queues: big pings and iperf3 TCP both ways over A's
+#    connection, A without an SRQ, B with one; A unloads with it live.
+# 2. the cap: A allows one such connection (max_nonsrq_conn_qp=1) and B
+#    follows the in-tree model (cm_bidir=0: one connection per direction),
+#    so A accepts the first and refuses the second with a log line; B
+#    still reaches A, over UD.
+# 3. zero flags (RFC 4755 s3.1): with max_nonsrq_conn_qp=0 too, A cannot
+#    accept connections: its address says so, "connected" is refused with
+#    EINVAL and a log line; B, in connected mode, never connects to it,
+#    and a packet too big for UD gets "fragmentation needed" (path MTU
+#    discovery, s7.2) instead of vanishing. TCP and big pings still work.
+GUESTS=2
+VM_TIMEOUT=700
+[ "${ROLE:-}" = A ] && IPOIB_MODPARAMS="${IPOIB_MODPARAMS:-} cm_srq=0"
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+idx=$IDX ifc=$IFC
+peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
+dbg=/sys/kernel/debug/ipoib
+
+stat_of() {	# stat_of NAME
+	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
+}
+# our SRQs in rdma resource (kernel resources name their module)
+srqs() {
+	rdma resource show srq | grep -c ib_ipoib
+}
+configure() {	# configure MODE
+	echo "$1" >"/sys/class/net/$ifc/mode" &&
+		ip addr add "10.20.0.$idx/24" dev "$ifc"
+}
+# reload PARAMS...: ib_ipoib again with these parameters, interface up
+reload() {
+	modprobe -r ib_ipoib || return 1
+	# shellcheck disable=SC2068 # parameters are words
+	modprobe ib_ipoib $@ || return 1
+	wait_until 10 ipoib_if rxe0 || return 1
+	ifc=$(ipoib_if rxe0)
+	ip link set "$ifc" up
+	wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+}
+
+# --- 1: a receive queue per connection ---------------------------------
+configure connected
+barrier one-configured
+if [ "$ROLE" = A ]; then
+	check "1: A pings B (30000 octets)" \
+		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.2
+	signal one-a-pinged
+else
+	wait_for A one-a-pinged 60
+	check "1: B pings A back (30000 octets)" \
+		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+fi
+barrier one-pinged
+iperf3 -s -D -1 >/dev/null 2>&1
+barrier one-listening
+if [ "$ROLE" = A ]; then
+	check "1: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 4 -f m
+	signal one-a-done
+else
+	wait_for A one-a-done 60
+	check "1: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+fi
+barrier one-iperf-done
+sed 's/^/#   /' "$dbg/${ifc}_cm"
+if [ "$ROLE" = A ]; then
+	check "1: A's connection is live on a receive queue of its own" \
+		grep -q ' live MTU: 65520 RQ: own$' "$dbg/${ifc}_cm"
+	check "1: A has no SRQ" test "$(srqs)" = 0
+	check "1: A says how many such connections it takes" \
+		sh -c "dmesg | grep -Eq 'rxe0: port 1: connected mode without a shared receive queue: at most [0-9]+ connections, 256 receive buffers each'"
+else
+	check "1: B's connection is live on its SRQ" \
+		grep -q ' live MTU: 65520 RQ: srq$' "$dbg/${ifc}_cm"
+	check "1: B has its SRQ" test "$(srqs)" = 1
+fi
+check "1: received without a buffer shortage" test "$(stat_of rx_no_buf)" = 0
+barrier one-checked
+pkill iperf3
+if [ "$ROLE" = A ]; then
+	check "1: A unloads with the connection live (its queue drains)" \
+		modprobe -r ib_ipoib
+	signal one-unloaded
+else
+	wait_for A one-unloaded 60
+	check "1: B sees the connection close" \
+		wait_until 15 sh -c "! grep -q live $dbg/${ifc}_cm"
+	modprobe -r ib_ipoib
+fi
+barrier one-done
+
+# --- 2: max_nonsrq_conn_qp=1 towards an in-tree model peer -------------
+if [ "$ROLE" = A ]; then
+	check "2: A loads with cm_srq=0 max_nonsrq_conn_qp=1" \
+		reload cm_srq=0 max_nonsrq_conn_qp=1
+else
+	check "2: B loads with cm_bidir=0" reload cm_bidir=0
+fi
+configure connected
+barrier two-configured
+if [ "$ROLE" = A ]; then
+	check "2: A pings B (30000 octets) over A's connection" \
+		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.2
+	signal two-a-pinged
+	wait_for B two-b-pinged 90
+	check "2: A refused B's connection and said why" \
+		sh -c "dmesg | grep -q 'all 1 receive queues in use (max_nonsrq_conn_qp)'"
+	check "2: A keeps exactly its own connection" \
+		test "$(grep -c . "$dbg/${ifc}_cm")" = 1
+	check "2: ... which is live" grep -q ' active live ' "$dbg/${ifc}_cm"
+else
+	wait_for A two-a-pinged 60
+	# B's own connection to A is refused: its first big echo request
+	# gets "too big" at UD's MTU, and the next ones go fragmented
+	check "2: B pings A (30000 octets) although A refuses B's connection" \
+		ping -c 4 -i 0.5 -W 5 -s 30000 10.20.0.1
+	check "2: B pings A (1000 octets)" ping -c 2 -W 5 -s 1000 10.20.0.1
+	check "2: B's attempts failed" \
+		sh -c "ethtool -S $ifc | grep -Eq 'cm_failures: [1-9]'"
+	check "2: B has no connection of its own live to A" \
+		sh -c "! grep -q ' active live ' $dbg/${ifc}_cm"
+	signal two-b-pinged
+fi
+sed 's/^/#   /' "$dbg/${ifc}_cm"
+barrier two-checked
+check "2: ib_ipoib unloads" modprobe -r ib_ipoib
+barrier two-done
+
+# --- 3: A cannot accept connections: zero flags ------------------------
+if [ "$ROLE" = A ]; then
+	check "3: A loads with cm_srq=0 max_nonsrq_conn_qp=0" \
+		modprobe ib_ipoib cm_srq=0 max_nonsrq_conn_qp=0
+	check "3: interface back" wait_until 10 ipoib_if rxe0
+	ifc=$(ipoib_if rxe0)
+	ip link set "$ifc" up
+	check "3: carrier" \
+		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+	check "3: A's address carries zero flags" \
+		test "$(cut -d: -f1 "/sys/class/net/$ifc/address")" = 00
+	check_fail "3: 'connected' is refused" \
+		sh -c "echo connected >/sys/class/net/$ifc/mode"
+	check "3: ... with EINVAL" bash -c \
+		"echo connected 2>&1 >/sys/class/net/$ifc/mode | grep -q 'Invalid argument'"
+	check "3: ... and a log line saying why" \
+		sh -c "dmesg | grep -q 'connected mode unavailable on rxe0'"
+	configure datagram
+else
+	check "3: B loads with the defaults" \
+		modprobe ib_ipoib
+	check "3: interface back" wait_until 10 ipoib_if rxe0
+	ifc=$(ipoib_if rxe0)
+	ip link set "$ifc" up
+	check "3: carrier" \
+		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+	configure connected
+fi
+barrier three-configured
+iperf3 -s -D -1 >/dev/null 2>&1
+barrier three-listening
+if [ "$ROLE" = B ]; then
+	conns0=$(stat_of cm_connections)
+	check "3: B pings A (1000 octets)" ping -c 2 -W 5 -s 1000 10.20.0.1
+	check_fail "3: a 5000-octet ping that must not fragment fails" \
+		ping -c 1 -W 5 -M do -s 5000 10.20.0.1
+	ip route get 10.20.0.1 | sed 's/^/#   /'
+	check "3: ... and B learnt A's path MTU, the UD MTU" \
+		sh -c "ip route get 10.20.0.1 | grep -q 'mtu 4092'"
+	check "3: B pings A with 30000 octets (fragmented to that MTU)" \
+		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+	check "3: B never connected to A" \
+		test "$(stat_of cm_connections)" = "$conns0"
+	check "3: no connection in B's debugfs" \
+		test "$(grep -c . "$dbg/${ifc}_cm")" = 0
+	log "B: tx_too_big $(stat_of tx_too_big)"
+	check "3: B answered 'too big' locally" \
+		sh -c "ethtool -S $ifc | grep -Eq 'tx_too_big: [1-9]'"
+fi
+barrier three-done
+pkill iperf3
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+finish

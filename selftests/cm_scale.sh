@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connection scale: 64 peers' worth of connections into one interface and
+# what they cost in memory. A plays the 64 peers with tools/cm_inject
+# (REQ k claims UD QPN 0x20000 + k, and an RTU answers each REP, so B's
+# end of each connection goes live). B counts them and measures how much
+# memory they took (MemAvailable before and after, per connection):
+# - with its SRQ (the default), receive buffers are shared: a connection
+#   costs its QP and send ring, well under a receive ring of even four
+#   64 KiB buffers (256 KiB);
+# - with cm_srq=0 recv_queue_size=16, each gets a ring of its own of 16
+#   such buffers (1 MiB), and the figure shows it.
+# Then B takes them down (interface down, and module unload) cleanly.
+GUESTS=2
+VM_TIMEOUT=600
+PEERS=64
+if [ -z "${ROLE:-}" ]; then
+	if ! out=$(make -s -C "$(dirname "$0")/../tools/cm_inject" 2>&1); then
+		echo "TAP version 13"
+		echo "1..1"
+		echo "not ok 1 - cm_scale: build tools/cm_inject"
+		printf '%s\n' "$out" | sed 's/^/# /'
+		exit 1
+	fi
+fi
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+ifc=$IFC
+dbg=/sys/kernel/debug/ipoib
+inject=$IPOIB_TOP/build/cm_inject/cm_inject
+
+share_addr() {
+	cut -d: -f2-4 "/sys/class/net/$ifc/address" | tr -d : >"$SHARED/qpn"
+	cut -d: -f5- "/sys/class/net/$ifc/address" | tr -d : |
+		sed 's/\(....\)/\1:/g; s/:$//' >"$SHARED/gid"
+}
+mem_avail() {	# kB
+	awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo
+}
+live() {
+	grep -c ' live ' "$dbg/${ifc}_cm"
+}
+rc_qps() {
+	rdma resource show qp | grep 'type RC' | grep -c ib_ipoib
+}
+srqs() {
+	rdma resource show srq | grep -c ib_ipoib
+}
+
+# scale_round NAME MAX_KB MIN_KB: A opens PEERS connections to B; B checks
+# they are live and that each cost between MIN_KB and MAX_KB
+scale_round() {
+	local name=$1 max=$2 min=$3 mem0 mem1 per
+	if [ "$ROLE" = A ]; then
+		wait_for B "$name-ready" 60
+		"$inject" -N -t -n "$PEERS" -l 0x10000 -u 0x20000 -w 30000 \
+			-S "0x$(cat "$SHARED/qpn")" valid "$(cat "$SHARED/gid")" \
+			>/tmp/inj.out 2>&1
+		tail -n 3 /tmp/inj.out | sed 's/^/#   /'
+		check "$name: $PEERS REQs answered with REP" \
+			test "$(grep -c 'reply type=REP ' /tmp/inj.out)" = "$PEERS"
+		check "$name: ... and RTU" \
+			test "$(grep -c 'sent type=RTU ' /tmp/inj.out)" = "$PEERS"
+		signal "$name-injected"
+	else
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		mem0=$(mem_avail)
+		signal "$name-ready"
+		wait_for A "$name-injected" 120
+		check "$name: $PEERS live connections" \
+			wait_until 30 sh -c "[ \$(grep -c ' live ' $dbg/${ifc}_cm) = $PEERS ]"
+		check "$name: $PEERS RC QPs" test "$(rc_qps)" = "$PEERS"
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		mem1=$(mem_avail)
+		per=$(((mem0 - mem1) / PEERS))
+		log "$name: $PEERS connections took $((mem0 - mem1)) kB: $per kB each (MemAvailable $mem0 -> $mem1 kB)"
+		check "$name: at most $max kB per connection" test "$per" -le "$max"
+		check "$name: at least $min kB per connection" test "$per" -ge "$min"
+		head -n 2 "$dbg/${ifc}_cm" | sed 's/^/#   /'
+	fi
+	barrier "$name-done"
+}
+
+[ "$ROLE" = A ] && check "modprobe ib_umad (for cm_inject)" modprobe ib_umad
+[ "$ROLE" = B ] && share_addr
+barrier shared
+
+# --- with the SRQ ------------------------------------------------------------
+[ "$ROLE" = B ] && check "B has its SRQ" test "$(srqs)" = 1
+scale_round srq 255 0
+if [ "$ROLE" = B ]; then
+	ip link set "$ifc" down
+	check "srq: down closes them all" test "$(rc_qps)" = 0
+	modprobe -r ib_ipoib
+	check "B loads with cm_srq=0 recv_queue_size=16" \
+		modprobe ib_ipoib cm_srq=0 recv_queue_size=16
+	check "interface back" wait_until 10 ipoib_if rxe0
+	ifc=$(ipoib_if rxe0)
+	ip link set "$ifc" up
+	check "carrier" wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+	check "no SRQ now" test "$(srqs)" = 0
+	share_addr
+fi
+barrier reloaded
+
+# --- a receive queue per connection -----------------------------------------
+scale_round own-rq 4096 1024
+if [ "$ROLE" = B ]; then
+	check "own-rq: unload with $PEERS live connections" modprobe -r ib_ipoib
+	check "own-rq: no RC QP left" test "$(rc_qps)" = 0
+fi
+finish
