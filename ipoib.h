@@ -39,7 +39,12 @@
  *   connection by the value of wc->qp in priv->cm.by_qp under RCU, never
  *   dereferencing it (the QP may be gone, its completion still queued).
  *   Connections are freed with call_rcu() once out of all three tables,
- *   so those readers never see freed memory.
+ *   so those readers never see freed memory. Without an SRQ, each
+ *   connection's receive ring sits in priv->cm.nonsrq[] (set under
+ *   cm.mutex, read by NAPI under RCU); teardown waits for its posted
+ *   receives to come back and for a grace period before freeing it.
+ *   priv->cm.reap_lock (BH off) guards the reap and fail lists, which
+ *   NAPI feeds.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  */
@@ -276,6 +281,7 @@ struct ipoib_counters {
 	atomic_long_t tx_mcast_limit;	/* too many send-only groups */
 	atomic_long_t tx_too_big;	/* ICMP "too big" sent instead */
 	atomic_long_t cm_bad_pdata;	/* REQ/REP private data refused */
+	atomic_long_t cm_rx_buffers;	/* gauge: 64 KiB receive buffers */
 	atomic_long_t cm_crossed;	/* REQs crossed (RFC 4755 s3.3) */
 	atomic_long_t cm_connections;	/* connections established */
 	atomic_long_t cm_failures;	/* attempts or connections failed */
@@ -368,6 +374,7 @@ struct ipoib_cm_rx_ring {
 	struct ipoib_cm_rx_buf *buf;
 	unsigned int size;
 	struct ib_qp *qp;		/* NULL: the SRQ's ring */
+	struct ipoib_cm_conn *conn;	/* whose ring, if not the SRQ's */
 	unsigned int index;		/* 0: the SRQ, n: priv->cm.nonsrq[n - 1] */
 	u16 gen;			/* in wr_id: stale completions miss */
 	atomic_t posted;		/* per connection: not yet completed */

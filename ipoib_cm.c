@@ -388,9 +388,9 @@ static void ipoib_cm_reap(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_dev *priv = conn->priv;
 
-	spin_lock(&priv->cm.reap_lock);
+	spin_lock_bh(&priv->cm.reap_lock);
 	list_add_tail(&conn->reap_node, &priv->cm.reap_list);
-	spin_unlock(&priv->cm.reap_lock);
+	spin_unlock_bh(&priv->cm.reap_lock);
 	queue_work(priv->cm.wq, &priv->cm.reap_work);
 }
 
@@ -404,8 +404,12 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 	struct ipoib_dev *priv = conn->priv;
 	unsigned long deadline = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	bool drained = true;
 
 	ipoib_cm_qp_del(conn);
+	/* before the flush: NAPI must not repost into a QP in error */
+	if (conn->rx)
+		WRITE_ONCE(conn->rx->closing, true);
 	ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
 	while (ipoib_cm_tx_inflight(conn)) {
 		if (time_after(jiffies, deadline)) {
@@ -416,11 +420,11 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 		usleep_range(1000, 2000);
 	}
 	if (conn->rx)
-		ipoib_cm_rx_conn_drain(conn);
+		drained = ipoib_cm_rx_conn_drain(conn);
 	ib_destroy_qp(conn->qp);
 	conn->qp = NULL;
 	if (conn->rx)
-		ipoib_cm_rx_conn_close(conn);
+		ipoib_cm_rx_conn_close(conn, drained);
 }
 
 static void ipoib_cm_release(struct ipoib_cm_conn *conn)
@@ -458,22 +462,22 @@ static void ipoib_cm_reap_work(struct work_struct *work)
 	struct ipoib_cm_conn *conn;
 
 	for (;;) {
-		spin_lock(&priv->cm.reap_lock);
+		spin_lock_bh(&priv->cm.reap_lock);
 		conn = list_first_entry_or_null(&priv->cm.reap_list,
 						struct ipoib_cm_conn, reap_node);
 		if (conn)
 			list_del(&conn->reap_node);
-		spin_unlock(&priv->cm.reap_lock);
+		spin_unlock_bh(&priv->cm.reap_lock);
 		if (!conn)
 			return;
 		ipoib_cm_release(conn);
 		mutex_lock(&priv->cm.mutex);
 		conn->released = true;
 		/* a send error queued it before its sends drained */
-		spin_lock(&priv->cm.reap_lock);
+		spin_lock_bh(&priv->cm.reap_lock);
 		if (!list_empty(&conn->fail_node))
 			list_del_init(&conn->fail_node);
-		spin_unlock(&priv->cm.reap_lock);
+		spin_unlock_bh(&priv->cm.reap_lock);
 		ipoib_cm_maybe_free(conn);
 		mutex_unlock(&priv->cm.mutex);
 	}
@@ -683,6 +687,10 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 
 destroy_qp:
 	ipoib_cm_destroy_qp(conn);
+	/* its own receive ring may have asked fail_work for it meanwhile */
+	spin_lock_bh(&priv->cm.reap_lock);
+	list_del_init(&conn->fail_node);
+	spin_unlock_bh(&priv->cm.reap_lock);
 free:
 	/* a stale completion of a QP at the same address may have found it */
 	call_rcu(&conn->rcu, ipoib_cm_conn_free_rcu);
@@ -822,9 +830,9 @@ void ipoib_cm_fail_later(struct ipoib_cm_conn *conn)
 
 	if (test_and_set_bit(0, &conn->failing))
 		return;
-	spin_lock(&priv->cm.reap_lock);
+	spin_lock_bh(&priv->cm.reap_lock);
 	list_add_tail(&conn->fail_node, &priv->cm.fail_list);
-	spin_unlock(&priv->cm.reap_lock);
+	spin_unlock_bh(&priv->cm.reap_lock);
 	queue_work(priv->cm.wq, &priv->cm.fail_work);
 }
 
@@ -838,12 +846,12 @@ static void ipoib_cm_fail_work(struct work_struct *work)
 	for (;;) {
 		/* under cm_mutex: the reaper cannot free it meanwhile */
 		mutex_lock(&priv->cm.mutex);
-		spin_lock(&priv->cm.reap_lock);
+		spin_lock_bh(&priv->cm.reap_lock);
 		conn = list_first_entry_or_null(&priv->cm.fail_list,
 						struct ipoib_cm_conn, fail_node);
 		if (conn)
 			list_del_init(&conn->fail_node);
-		spin_unlock(&priv->cm.reap_lock);
+		spin_unlock_bh(&priv->cm.reap_lock);
 		if (conn)
 			ipoib_cm_step(conn, IPOIB_CM_EV_FAIL, NULL);
 		mutex_unlock(&priv->cm.mutex);
@@ -947,7 +955,8 @@ static void ipoib_cm_cq_event(struct ib_cq *cq, void *ctx)
 static bool ipoib_cm_srq_capable(struct ipoib_dev *priv)
 {
 	return priv->ca->attrs.max_srq > 0 &&
-	       priv->ca->attrs.max_srq_sge > IPOIB_CM_RX_PAGES;
+	       priv->ca->attrs.max_srq_sge > IPOIB_CM_RX_PAGES &&
+	       priv->ca->attrs.max_srq_wr >= priv->recvq_size;
 }
 
 /* An SRQ, or a receive queue per connection (at least one allowed). */
@@ -955,7 +964,8 @@ bool ipoib_cm_capable(struct ipoib_dev *priv)
 {
 	return (ipoib_cm_srq && ipoib_cm_srq_capable(priv)) ||
 	       (ipoib_max_nonsrq_conn_qp &&
-		priv->ca->attrs.max_recv_sge > IPOIB_CM_RX_PAGES);
+		priv->ca->attrs.max_recv_sge > IPOIB_CM_RX_PAGES &&
+		priv->ca->attrs.max_qp_wr >= priv->recvq_size);
 }
 
 /* ndo_init: CQs; the SRQ and listening come with ndo_open. */

@@ -38,8 +38,8 @@ void ipoib_cm_fail_later(struct ipoib_cm_conn *conn);
 int ipoib_cm_rx_open(struct ipoib_dev *priv);
 void ipoib_cm_rx_close(struct ipoib_dev *priv);
 int ipoib_cm_rx_conn_open(struct ipoib_cm_conn *conn);
-void ipoib_cm_rx_conn_drain(struct ipoib_cm_conn *conn);
-void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn);
+bool ipoib_cm_rx_conn_drain(struct ipoib_cm_conn *conn);
+void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn, bool drained);
 
 /* ipoib_cm_tx.c */
 void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb);

@@ -46,12 +46,13 @@ static void ipoib_cm_free_rx_buf(struct ipoib_dev *priv,
 	ipoib_cm_free_rx_pages(priv, rx);
 }
 
-static struct sk_buff *ipoib_cm_alloc_head(struct ipoib_dev *priv, u64 *map)
+static struct sk_buff *ipoib_cm_alloc_head(struct ipoib_dev *priv, u64 *map,
+					   gfp_t gfp)
 {
 	struct sk_buff *skb;
 
-	skb = netdev_alloc_skb(priv->dev, IPOIB_ENCAP_LEN +
-			       IPOIB_CM_RX_COPYBREAK + 12);
+	skb = __netdev_alloc_skb(priv->dev, IPOIB_ENCAP_LEN +
+				 IPOIB_CM_RX_COPYBREAK + 12, gfp);
 	if (!skb)
 		return NULL;
 	/* the IP header lands 16-byte aligned behind the 4-octet header */
@@ -65,14 +66,15 @@ static struct sk_buff *ipoib_cm_alloc_head(struct ipoib_dev *priv, u64 *map)
 	return skb;
 }
 
-/* Fill the empty parts of a slot: head first, then pages. */
+/* Fill the empty parts of a slot (process context): head, then pages. */
 static int ipoib_cm_fill_rx_buf(struct ipoib_dev *priv,
 				struct ipoib_cm_rx_buf *rx)
 {
 	unsigned int i;
 
 	if (!rx->skb) {
-		rx->skb = ipoib_cm_alloc_head(priv, &rx->mapping[0]);
+		rx->skb = ipoib_cm_alloc_head(priv, &rx->mapping[0],
+					      GFP_KERNEL);
 		if (!rx->skb)
 			return -ENOMEM;
 	}
@@ -81,7 +83,7 @@ static int ipoib_cm_fill_rx_buf(struct ipoib_dev *priv,
 
 		if (rx->pages[i])
 			continue;
-		page = dev_alloc_page();
+		page = __dev_alloc_page(GFP_KERNEL);
 		if (!page)
 			return -ENOMEM;
 		rx->mapping[i + 1] = ib_dma_map_page(priv->ca, page, 0,
@@ -192,7 +194,7 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 		    IPOIB_CM_RX_PAGES * PAGE_SIZE);
 	n = len <= IPOIB_CM_RX_COPYBREAK ? 0 : DIV_ROUND_UP(len, PAGE_SIZE);
 
-	head = ipoib_cm_alloc_head(priv, &head_map);
+	head = ipoib_cm_alloc_head(priv, &head_map, GFP_ATOMIC);
 	if (unlikely(!head))
 		goto no_buf;
 	if (unlikely(ipoib_cm_alloc_pages(priv, n, pages, mapping))) {
@@ -260,11 +262,13 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	struct ipoib_cm_rx_ring *ring;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
+	/* teardown waits for a grace period before freeing a ring */
+	rcu_read_lock();
 	ring = ipoib_cm_rx_ring_of(priv, wc->wr_id);
 	if (unlikely(!ring || id >= ring->size)) {
 		ipoib_warn_rl(priv, "CM receive completion for a closed ring (wr_id 0x%llx)\n",
 			      wc->wr_id);
-		return;
+		goto out;
 	}
 	if (unlikely(!ok)) {
 		/* a connection failing under a receive; the buffer is fine */
@@ -278,14 +282,22 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		ipoib_cm_deliver(priv, &ring->buf[id], wc->byte_len);
 	}
 	if (ring->qp && (!ok || READ_ONCE(ring->closing))) {
+		/* its QP is going; a real error ends the connection */
+		if (!ok && wc->status != IB_WC_WR_FLUSH_ERR)
+			ipoib_cm_fail_later(ring->conn);
 		atomic_dec(&ring->posted);
-		return;
+		goto out;
 	}
 	if (unlikely(ipoib_cm_post_rx(priv, ring, id))) {
 		ipoib_warn_rl(priv, "cannot repost CM receive buffer %u\n", id);
-		if (ring->qp)
+		/* a connection's ring that stops refilling ends it */
+		if (ring->qp) {
+			ipoib_cm_fail_later(ring->conn);
 			atomic_dec(&ring->posted);
+		}
 	}
+out:
+	rcu_read_unlock();
 }
 
 static void ipoib_cm_free_ring(struct ipoib_dev *priv,
@@ -293,8 +305,11 @@ static void ipoib_cm_free_ring(struct ipoib_dev *priv,
 {
 	unsigned int i;
 
-	for (i = 0; ring->buf && i < ring->size; i++)
+	for (i = 0; ring->buf && i < ring->size; i++) {
+		if (ring->buf[i].skb)
+			atomic_long_dec(&priv->counters.cm_rx_buffers);
 		ipoib_cm_free_rx_buf(priv, &ring->buf[i]);
+	}
 	kvfree(ring->buf);
 	ring->buf = NULL;
 	ring->size = 0;
@@ -313,6 +328,8 @@ static int ipoib_cm_fill_ring(struct ipoib_dev *priv,
 		return -ENOMEM;
 	for (i = 0; i < ring->size; i++) {
 		ret = ipoib_cm_fill_rx_buf(priv, &ring->buf[i]);
+		if (ring->buf[i].skb)
+			atomic_long_inc(&priv->counters.cm_rx_buffers);
 		if (ret)
 			return ret;
 		atomic_inc(&ring->posted);
@@ -390,6 +407,7 @@ int ipoib_cm_rx_conn_open(struct ipoib_cm_conn *conn)
 		return -ENOMEM;
 	}
 	ring->qp = conn->qp;
+	ring->conn = conn;
 	ring->index = slot + 1;
 	ring->gen = ++priv->cm.nonsrq_gen;
 	rcu_assign_pointer(priv->cm.nonsrq[slot], ring);
@@ -399,36 +417,44 @@ int ipoib_cm_rx_conn_open(struct ipoib_cm_conn *conn)
 
 /*
  * Before a connection's QP is destroyed (its QP already in the error
- * state, which flushes every posted receive): no more reposts, and wait
- * until NAPI has seen the last of them.
+ * state, which flushes every posted receive; ring->closing set before
+ * that): wait until NAPI has seen the last of them, then make sure no
+ * NAPI run still holds the ring. False if they did not all come back.
  */
-void ipoib_cm_rx_conn_drain(struct ipoib_cm_conn *conn)
+bool ipoib_cm_rx_conn_drain(struct ipoib_cm_conn *conn)
 {
 	unsigned long deadline = jiffies + IPOIB_CM_RX_DRAIN;
 	struct ipoib_cm_rx_ring *ring = conn->rx;
+	bool drained = true;
 
 	WRITE_ONCE(ring->closing, true);
 	while (atomic_read(&ring->posted)) {
 		if (time_after(jiffies, deadline)) {
 			netdev_warn(conn->priv->dev, "CM: %d receives not flushed\n",
 				    atomic_read(&ring->posted));
-			return;
+			drained = false;
+			break;
 		}
 		usleep_range(1000, 2000);
 	}
+	RCU_INIT_POINTER(conn->priv->cm.nonsrq[ring->index - 1], NULL);
+	synchronize_net();
+	return drained;
 }
 
-/* After the QP is destroyed: nothing can fill the buffers any more. */
-void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn)
+/*
+ * After the QP is destroyed: nothing fills the buffers any more. A ring
+ * that did not drain keeps its slot: its completions may still be in the
+ * CQ, and the CQ has room for that slot's receives only.
+ */
+void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn, bool drained)
 {
 	struct ipoib_dev *priv = conn->priv;
 	struct ipoib_cm_rx_ring *ring = conn->rx;
 
 	conn->rx = NULL;
-	RCU_INIT_POINTER(priv->cm.nonsrq[ring->index - 1], NULL);
-	/* NAPI may still hold the ring it looked up */
-	synchronize_net();
 	ipoib_cm_free_ring(priv, ring);
-	ida_free(&priv->cm.nonsrq_ida, ring->index - 1);
+	if (drained)
+		ida_free(&priv->cm.nonsrq_ida, ring->index - 1);
 	kfree(ring);
 }

@@ -51,6 +51,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(cm_crossed),
 	IPOIB_OWN_STAT(cm_rx_misdirected),
 	IPOIB_OWN_STAT(cm_bad_pdata),
+	IPOIB_OWN_STAT(cm_rx_buffers),
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)

@@ -33,9 +33,6 @@ echo connected >"/sys/class/net/$ifc/mode"
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 barrier configured
 
-stat_of() {	# stat_of NAME
-	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
-}
 conns() {	# conns ROLE: live connections of that role in debugfs
 	grep -c " $1 live " "$dbg/${ifc}_cm"
 }

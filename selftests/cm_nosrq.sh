@@ -12,6 +12,9 @@
 #    follows the in-tree model (cm_bidir=0: one connection per direction),
 #    so A accepts the first and refuses the second with a log line; B
 #    still reaches A, over UD.
+# 2b. mixed modes: A in datagram mode still accepts B's connection (s7:
+#    every mode takes unicast in any mode it supports); B's big packets
+#    go over it, A answers over UD at its UD MTU.
 # 3. zero flags (RFC 4755 s3.1): with max_nonsrq_conn_qp=0 too, A cannot
 #    accept connections: its address says so, "connected" is refused with
 #    EINVAL and a log line; B, in connected mode, never connects to it,
@@ -27,9 +30,6 @@ idx=$IDX ifc=$IFC
 peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 dbg=/sys/kernel/debug/ipoib
 
-stat_of() {	# stat_of NAME
-	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
-}
 # our SRQs in rdma resource (kernel resources name their module)
 srqs() {
 	rdma resource show srq | grep -c ib_ipoib
@@ -38,15 +38,19 @@ configure() {	# configure MODE
 	echo "$1" >"/sys/class/net/$ifc/mode" &&
 		ip addr add "10.20.0.$idx/24" dev "$ifc"
 }
-# reload PARAMS...: ib_ipoib again with these parameters, interface up
-reload() {
-	modprobe -r ib_ipoib || return 1
+# load PARAMS...: ib_ipoib with these parameters, its interface up with
+# carrier; reload: the same after unloading it
+load() {
+	local i
 	# shellcheck disable=SC2068 # parameters are words
 	modprobe ib_ipoib $@ || return 1
 	wait_until 10 ipoib_if rxe0 || return 1
-	ifc=$(ipoib_if rxe0)
-	ip link set "$ifc" up
-	wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+	i=$(ipoib_if rxe0)
+	ip link set "$i" up
+	wait_until 15 grep -qx 1 "/sys/class/net/$i/carrier"
+}
+reload() {
+	modprobe -r ib_ipoib && load "$@"
 }
 
 # --- 1: a receive queue per connection ---------------------------------
@@ -77,12 +81,16 @@ if [ "$ROLE" = A ]; then
 	check "1: A's connection is live on a receive queue of its own" \
 		grep -q ' live MTU: 65520 RQ: own$' "$dbg/${ifc}_cm"
 	check "1: A has no SRQ" test "$(srqs)" = 0
+	check "1: A's receive buffers: one ring of 256" \
+		test "$(stat_of cm_rx_buffers)" = 256
 	check "1: A says how many such connections it takes" \
 		sh -c "dmesg | grep -Eq 'rxe0: port 1: connected mode without a shared receive queue: at most [0-9]+ connections, 256 receive buffers each'"
 else
 	check "1: B's connection is live on its SRQ" \
 		grep -q ' live MTU: 65520 RQ: srq$' "$dbg/${ifc}_cm"
 	check "1: B has its SRQ" test "$(srqs)" = 1
+	check "1: B's receive buffers: the SRQ's 256" \
+		test "$(stat_of cm_rx_buffers)" = 256
 fi
 check "1: received without a buffer shortage" test "$(stat_of rx_no_buf)" = 0
 barrier one-checked
@@ -106,6 +114,7 @@ if [ "$ROLE" = A ]; then
 else
 	check "2: B loads with cm_bidir=0" reload cm_bidir=0
 fi
+ifc=$(ipoib_if rxe0)
 configure connected
 barrier two-configured
 if [ "$ROLE" = A ]; then
@@ -136,15 +145,42 @@ barrier two-checked
 check "2: ib_ipoib unloads" modprobe -r ib_ipoib
 barrier two-done
 
+# --- 2b: A in datagram mode still takes B's connection (RFC 4755 s7) ----
+if [ "$ROLE" = A ]; then
+	check "2b: A loads with cm_srq=0, stays in datagram mode" \
+		load cm_srq=0
+else
+	check "2b: B loads with the defaults" load
+fi
+ifc=$(ipoib_if rxe0)
+configure "$([ "$ROLE" = A ] && echo datagram || echo connected)"
+barrier mixed-configured
+if [ "$ROLE" = B ]; then
+	check "2b: B (connected) pings A (datagram) with 30000 octets" \
+		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+	check "2b: ... over a connection A accepted" \
+		grep -q ' active live MTU: 65520' "$dbg/${ifc}_cm"
+	check "2b: a 5000-octet ping that must not fragment goes through" \
+		ping -c 1 -W 5 -M do -s 5000 10.20.0.1
+	signal mixed-pinged
+else
+	wait_for B mixed-pinged 90
+	check "2b: A took the connection in datagram mode" \
+		grep -q ' passive live ' "$dbg/${ifc}_cm"
+	check "2b: A's MTU stays the UD MTU" \
+		test "$(cat "/sys/class/net/$ifc/mtu")" = 4092
+	check "2b: A pings B (3000 octets, over UD)" \
+		ping -c 2 -W 5 -s 3000 10.20.0.2
+fi
+barrier mixed-checked
+check "2b: ib_ipoib unloads" modprobe -r ib_ipoib
+barrier mixed-done
+
 # --- 3: A cannot accept connections: zero flags ------------------------
 if [ "$ROLE" = A ]; then
 	check "3: A loads with cm_srq=0 max_nonsrq_conn_qp=0" \
-		modprobe ib_ipoib cm_srq=0 max_nonsrq_conn_qp=0
-	check "3: interface back" wait_until 10 ipoib_if rxe0
+		load cm_srq=0 max_nonsrq_conn_qp=0
 	ifc=$(ipoib_if rxe0)
-	ip link set "$ifc" up
-	check "3: carrier" \
-		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
 	check "3: A's address carries zero flags" \
 		test "$(cut -d: -f1 "/sys/class/net/$ifc/address")" = 00
 	check_fail "3: 'connected' is refused" \
@@ -155,13 +191,8 @@ if [ "$ROLE" = A ]; then
 		sh -c "dmesg | grep -q 'connected mode unavailable on rxe0'"
 	configure datagram
 else
-	check "3: B loads with the defaults" \
-		modprobe ib_ipoib
-	check "3: interface back" wait_until 10 ipoib_if rxe0
+	check "3: B loads with the defaults" load
 	ifc=$(ipoib_if rxe0)
-	ip link set "$ifc" up
-	check "3: carrier" \
-		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
 	configure connected
 fi
 barrier three-configured

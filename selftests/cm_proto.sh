@@ -39,9 +39,6 @@ cut -d: -f5- "/sys/class/net/$ifc/address" | tr -d : |
 	sed 's/\(....\)/\1:/g; s/:$//' >"$SHARED/gid.$ROLE"
 barrier configured
 
-stat_of() {	# stat_of NAME
-	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
-}
 
 # --- one real connection, captured --------------------------------------
 if [ "$ROLE" = A ]; then

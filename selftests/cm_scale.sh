@@ -5,13 +5,15 @@
 # what they cost in memory. A plays the 64 peers with tools/cm_inject
 # (REQ k claims UD QPN 0x20000 + k, and an RTU answers each REP, so B's
 # end of each connection goes live). B counts them and measures how much
-# memory they took (MemAvailable before and after, per connection):
-# - with its SRQ (the default), receive buffers are shared: a connection
-#   costs its QP and send ring, well under a receive ring of even four
-#   64 KiB buffers (256 KiB);
+# memory they took: its 64 KiB receive buffers (ethtool cm_rx_buffers)
+# and MemAvailable before and after, per connection:
+# - with its SRQ (the default), receive buffers are shared: their number
+#   stays at recv_queue_size (256) whatever the connections, and a
+#   connection costs its QP and send ring, well under a receive ring of
+#   even eight such buffers (512 KiB);
 # - with cm_srq=0 recv_queue_size=16, each gets a ring of its own of 16
-#   such buffers (1 MiB), and the figure shows it.
-# Then B takes them down (interface down, and module unload) cleanly.
+#   buffers (1 MiB), and the figures show it.
+# Then B takes them down (interface down) cleanly, every buffer freed.
 GUESTS=2
 VM_TIMEOUT=600
 PEERS=64
@@ -49,10 +51,11 @@ srqs() {
 	rdma resource show srq | grep -c ib_ipoib
 }
 
-# scale_round NAME MAX_KB MIN_KB: A opens PEERS connections to B; B checks
-# they are live and that each cost between MIN_KB and MAX_KB
+# scale_round NAME BUFS0 BUFS1 MAX_KB: A opens PEERS connections to B;
+# B checks they are live, that its receive buffers went from BUFS0 to
+# BUFS1, and (if MAX_KB) that each connection cost at most MAX_KB
 scale_round() {
-	local name=$1 max=$2 min=$3 mem0 mem1 per
+	local name=$1 bufs0=$2 bufs1=$3 max=$4 mem0 mem1 per
 	if [ "$ROLE" = A ]; then
 		wait_for B "$name-ready" 60
 		"$inject" -N -t -n "$PEERS" -l 0x10000 -u 0x20000 -w 30000 \
@@ -65,6 +68,8 @@ scale_round() {
 			test "$(grep -c 'sent type=RTU ' /tmp/inj.out)" = "$PEERS"
 		signal "$name-injected"
 	else
+		check "$name: $bufs0 receive buffers before" \
+			test "$(stat_of cm_rx_buffers)" = "$bufs0"
 		sync
 		echo 3 >/proc/sys/vm/drop_caches
 		mem0=$(mem_avail)
@@ -77,9 +82,12 @@ scale_round() {
 		echo 3 >/proc/sys/vm/drop_caches
 		mem1=$(mem_avail)
 		per=$(((mem0 - mem1) / PEERS))
-		log "$name: $PEERS connections took $((mem0 - mem1)) kB: $per kB each (MemAvailable $mem0 -> $mem1 kB)"
-		check "$name: at most $max kB per connection" test "$per" -le "$max"
-		check "$name: at least $min kB per connection" test "$per" -ge "$min"
+		log "$name: $PEERS connections took $((mem0 - mem1)) kB: $per kB each (MemAvailable $mem0 -> $mem1 kB); receive buffers $bufs0 -> $(stat_of cm_rx_buffers)"
+		check "$name: $bufs1 receive buffers with them" \
+			test "$(stat_of cm_rx_buffers)" = "$bufs1"
+		[ "$max" = 0 ] ||
+			check "$name: at most $max kB per connection" \
+				test "$per" -le "$max"
 		head -n 2 "$dbg/${ifc}_cm" | sed 's/^/#   /'
 	fi
 	barrier "$name-done"
@@ -91,10 +99,11 @@ barrier shared
 
 # --- with the SRQ ------------------------------------------------------------
 [ "$ROLE" = B ] && check "B has its SRQ" test "$(srqs)" = 1
-scale_round srq 255 0
+scale_round srq 256 256 512
 if [ "$ROLE" = B ]; then
 	ip link set "$ifc" down
 	check "srq: down closes them all" test "$(rc_qps)" = 0
+	check "srq: ... and frees the SRQ's buffers" test "$(stat_of cm_rx_buffers)" = 0
 	modprobe -r ib_ipoib
 	check "B loads with cm_srq=0 recv_queue_size=16" \
 		modprobe ib_ipoib cm_srq=0 recv_queue_size=16
@@ -108,9 +117,11 @@ fi
 barrier reloaded
 
 # --- a receive queue per connection -----------------------------------------
-scale_round own-rq 4096 1024
+scale_round own-rq 0 $((PEERS * 16)) 0
 if [ "$ROLE" = B ]; then
-	check "own-rq: unload with $PEERS live connections" modprobe -r ib_ipoib
-	check "own-rq: no RC QP left" test "$(rc_qps)" = 0
+	ip link set "$ifc" down
+	check "own-rq: down closes them all" test "$(rc_qps)" = 0
+	check "own-rq: ... and frees their buffers" test "$(stat_of cm_rx_buffers)" = 0
+	check "own-rq: unload" modprobe -r ib_ipoib
 fi
 finish

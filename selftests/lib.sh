@@ -121,6 +121,11 @@ ipoib_if() {
 	return 1
 }
 
+# stat_of NAME: an ethtool statistic of the test's interface ($ifc)
+stat_of() {
+	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
+}
+
 # wait_until SECONDS CMD...: poll CMD every 0.2 s
 wait_until() {
 	local end=$(($(date +%s) + $1))
