@@ -159,6 +159,8 @@ struct ipoib_fabric_ops {
 	 */
 	void (*cm_path)(struct ipoib_dev *priv, struct ipoib_path *path,
 			struct sa_path_rec *rec);
+	/* The link's speed in Mbit/s or SPEED_UNKNOWN (under RTNL). */
+	u32 (*link_speed)(struct ipoib_dev *priv);
 };
 
 extern const struct ipoib_fabric_ops ipoib_fabric_ib;
@@ -435,6 +437,8 @@ struct ipoib_dev {
 	struct ib_qp *qp;
 	unsigned int sendq_size;
 	unsigned int recvq_size;
+	u16 rx_coal_usecs;	/* ethtool -C, applied to the receive CQs */
+	u16 rx_coal_frames;
 	struct napi_struct napi;
 	struct ipoib_rx_buf *rx_ring;
 	struct ipoib_tx_buf *tx_ring;

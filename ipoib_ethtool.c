@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* ethtool: driver identity and link state. */
+/*
+ * ethtool: driver identity, link, statistics, queue depths and receive
+ * interrupt moderation (the CQs' moderation, where the device has it).
+ */
 #include <linux/ethtool.h>
 
 #include "ipoib.h"
@@ -89,9 +92,89 @@ static void ipoib_get_ethtool_stats(struct net_device *dev,
 	}
 }
 
+/* No negotiation: the port's (or RoCE's netdev's) speed, full duplex. */
+static int ipoib_get_link_ksettings(struct net_device *dev,
+				    struct ethtool_link_ksettings *ks)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	ethtool_link_ksettings_zero_link_mode(ks, supported);
+	ethtool_link_ksettings_zero_link_mode(ks, advertising);
+	ks->base.speed = netif_carrier_ok(dev) ?
+			 priv->fabric->link_speed(priv) : SPEED_UNKNOWN;
+	ks->base.duplex = ks->base.speed == SPEED_UNKNOWN ? DUPLEX_UNKNOWN :
+							    DUPLEX_FULL;
+	ks->base.port = PORT_OTHER;
+	ks->base.autoneg = AUTONEG_DISABLE;
+	return 0;
+}
+
+/* The send_queue_size / recv_queue_size parameters, fixed at load time. */
+static void ipoib_get_ringparam(struct net_device *dev,
+				struct ethtool_ringparam *ring,
+				struct kernel_ethtool_ringparam *kring,
+				struct netlink_ext_ack *extack)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	ring->rx_max_pending = IPOIB_MAX_QUEUE_SIZE;
+	ring->tx_max_pending = IPOIB_MAX_QUEUE_SIZE;
+	ring->rx_pending = priv->recvq_size;
+	ring->tx_pending = priv->sendq_size;
+}
+
+static int ipoib_get_coalesce(struct net_device *dev,
+			      struct ethtool_coalesce *ec,
+			      struct kernel_ethtool_coalesce *kec,
+			      struct netlink_ext_ack *extack)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	ec->rx_coalesce_usecs = priv->rx_coal_usecs;
+	ec->rx_max_coalesced_frames = priv->rx_coal_frames;
+	return 0;
+}
+
+/* rx-usecs / rx-frames become the receive CQs' moderation (16 bits). */
+static int ipoib_set_coalesce(struct net_device *dev,
+			      struct ethtool_coalesce *ec,
+			      struct kernel_ethtool_coalesce *kec,
+			      struct netlink_ext_ack *extack)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+	u16 usecs = ec->rx_coalesce_usecs, frames = ec->rx_max_coalesced_frames;
+	int ret;
+
+	if (ec->rx_coalesce_usecs > U16_MAX ||
+	    ec->rx_max_coalesced_frames > U16_MAX) {
+		NL_SET_ERR_MSG(extack, "rx-usecs and rx-frames go up to 65535");
+		return -EINVAL;
+	}
+	ret = rdma_set_cq_moderation(priv->recv_cq, frames, usecs);
+	if (!ret && priv->cm.recv_cq)
+		ret = rdma_set_cq_moderation(priv->cm.recv_cq, frames, usecs);
+	if (ret == -EOPNOTSUPP) {
+		NL_SET_ERR_MSG(extack, "the RDMA device has no completion queue moderation");
+		return ret;
+	}
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "the RDMA device refused the moderation");
+		return ret;
+	}
+	priv->rx_coal_usecs = usecs;
+	priv->rx_coal_frames = frames;
+	return 0;
+}
+
 static const struct ethtool_ops ipoib_ethtool_ops = {
+	.supported_coalesce_params = ETHTOOL_COALESCE_RX_USECS |
+				     ETHTOOL_COALESCE_RX_MAX_FRAMES,
 	.get_drvinfo		= ipoib_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
+	.get_link_ksettings	= ipoib_get_link_ksettings,
+	.get_ringparam		= ipoib_get_ringparam,
+	.get_coalesce		= ipoib_get_coalesce,
+	.set_coalesce		= ipoib_set_coalesce,
 	.get_sset_count		= ipoib_get_sset_count,
 	.get_strings		= ipoib_get_strings,
 	.get_ethtool_stats	= ipoib_get_ethtool_stats,

@@ -224,6 +224,45 @@ static void ipoib_ib_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
 	*rec = ip->rec;
 }
 
+/* Lane rate times lane count (IBTA vol. 1, PortInfo:LinkSpeedActive). */
+static u32 ipoib_ib_link_speed(struct ipoib_dev *priv)
+{
+	struct ib_port_attr attr;
+	int lanes;
+	u32 lane;
+
+	if (ib_query_port(priv->ca, priv->port, &attr))
+		return SPEED_UNKNOWN;
+	switch (attr.active_speed) {
+	case IB_SPEED_SDR:
+		lane = 2500;
+		break;
+	case IB_SPEED_DDR:
+		lane = 5000;
+		break;
+	case IB_SPEED_QDR:
+	case IB_SPEED_FDR10:
+		lane = 10000;
+		break;
+	case IB_SPEED_FDR:
+		lane = 14000;
+		break;
+	case IB_SPEED_EDR:
+		lane = 25000;
+		break;
+	case IB_SPEED_HDR:
+		lane = 50000;
+		break;
+	case IB_SPEED_NDR:
+		lane = 100000;
+		break;
+	default:
+		return SPEED_UNKNOWN;
+	}
+	lanes = ib_width_enum_to_int(attr.active_width);
+	return lanes > 0 ? lane * lanes : SPEED_UNKNOWN;
+}
+
 const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.name		= "ib",
 	.port_check	= ipoib_ib_port_check,
@@ -233,4 +272,5 @@ const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.mcast_join	= ipoib_ib_mcast_join,
 	.mcast_leave	= ipoib_ib_mcast_leave,
 	.cm_path	= ipoib_ib_cm_path,
+	.link_speed	= ipoib_ib_link_speed,
 };

@@ -5,6 +5,7 @@
  * neighbour resolution and multicast is a local attach plus an IPv6 group
  * join on the underlay.
  */
+#include <linux/ethtool.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -259,6 +260,24 @@ static void ipoib_roce_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
 	rec->reversible = 1;
 }
 
+/* RoCE runs at the speed of the Ethernet netdev under it. */
+static u32 ipoib_roce_link_speed(struct ipoib_dev *priv)
+{
+	struct ethtool_link_ksettings ks;
+	netdevice_tracker tracker;
+	struct net_device *ndev;
+	u32 speed = SPEED_UNKNOWN;
+
+	ASSERT_RTNL();
+	ndev = ipoib_roce_underlay(priv, &tracker);
+	if (IS_ERR(ndev))
+		return speed;
+	if (!__ethtool_get_link_ksettings(ndev, &ks))
+		speed = ks.base.speed;
+	netdev_put(ndev, &tracker);
+	return speed;
+}
+
 const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.name		= "roce",
 	.port_check	= ipoib_roce_port_check,
@@ -268,4 +287,5 @@ const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.mcast_join	= ipoib_roce_mcast_join,
 	.mcast_leave	= ipoib_roce_mcast_leave,
 	.cm_path	= ipoib_roce_cm_path,
+	.link_speed	= ipoib_roce_link_speed,
 };

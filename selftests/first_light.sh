@@ -60,7 +60,35 @@ check_interface() {	# check_interface IFNAME
 	# rxe behind a 1500-byte NIC: IB MTU 1024, UD MTU 1020
 	check "$ifc MTU follows the group: 1020" \
 		test "$(cat "/sys/class/net/$ifc/mtu")" = 1020
+	check_ethtool "$ifc"
 	check "$ifc goes down" ip link set "$ifc" down
+}
+
+# ethtool views beyond -i (the netdev under RoCE sets the speed)
+ring_of() {	# ring_of IFNAME SECTION RX|TX: a value of ethtool -g
+	ethtool -g "$1" | awk -v s="$2" -v k="$3:" \
+		'index($0, s) == 1 { in_s = 1; next }
+		 /:$/ { in_s = 0 }
+		 in_s && $1 == k { print $2 }'
+}
+check_ethtool() {	# check_ethtool IFNAME
+	local ifc=$1 out
+	check "$ifc ethtool -g: receive ring 256 of at most 8192" \
+		test "$(ring_of "$ifc" Current RX)/$(ring_of "$ifc" Pre-set RX)" = 256/8192
+	check "$ifc ethtool -g: send ring 128 of at most 8192" \
+		test "$(ring_of "$ifc" Current TX)/$(ring_of "$ifc" Pre-set TX)" = 128/8192
+	ethtool -s eth0 speed 25000 duplex full
+	check "$ifc link speed is RoCE's netdev's (25000Mb/s)" \
+		sh -c "ethtool $ifc | grep -q 'Speed: 25000Mb/s'"
+	check "$ifc duplex full" sh -c "ethtool $ifc | grep -q 'Duplex: Full'"
+	out=$(ethtool -C "$ifc" rx-usecs 10 rx-frames 16 2>&1)
+	log "ethtool -C $ifc rx-usecs 10 rx-frames 16: $out"
+	check "$ifc ethtool -C says rxe has no CQ moderation" \
+		sh -c "echo '$out' | grep -q 'no completion queue moderation'"
+	check "$ifc ethtool -c keeps the values in effect (0)" \
+		sh -c "ethtool -c $ifc | grep -q '^rx-usecs:[[:space:]]*0$'"
+	check_fail "$ifc ethtool -C rejects rx-usecs above 65535" \
+		ethtool -C "$ifc" rx-usecs 70000
 }
 
 check "in-tree ib_ipoib is not loaded" sh -c '! grep -q "^ib_ipoib " /proc/modules'
