@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Connected mode (RFC 4755): RC (or UC) connections set up through ib_cm,
- * receiving into one SRQ shared by all connections. Multicast, broadcast
- * and ARP/ND stay on the UD QP (s2.1, s7); a peer without a connection is
- * reached over UD meanwhile.
+ * Connected mode (RFC 4755): the life cycle of RC (or UC) connections set
+ * up through ib_cm. They receive into one SRQ shared by all, or into a
+ * queue each without one (ipoib_cm_rx.c); ipoib_cm_tx.c sends on them.
+ * Multicast, broadcast and ARP/ND stay on the UD QP (s2.1, s7); a peer
+ * without a connection is reached over UD meanwhile.
  *
  * Between two of us (our private data extension says "bidirectional") and
  * towards peers on the RFC's service ID, one connection per pair of
