@@ -240,14 +240,21 @@ eth_ip=10.10.0.2
 # TCP payload per full-size packet: MTU - IPv4 20 - TCP 20 - timestamps 12
 udp_len=$((mtu - 20 - 8))
 
+# iperf_step NAME IP CLIENT-ARGS...: B serves iperf3 on IP, A measures
+iperf_step() {
+	local name=$1 ip=$2
+	shift 2
+	if [ "$ROLE" = B ]; then
+		serve "$name" $IPERF_PORT timeout $((T + 120)) \
+			iperf3 -s -1 -B "$ip" -p $IPERF_PORT
+	elif client "$name" iperf3 -J -c "$ip" -p $IPERF_PORT -t "$T" "$@"; then
+		iperf3_result "$name"
+	fi
+	step_end "$name"
+}
+
 # 1. TCP over ibN
-if [ "$ROLE" = B ]; then
-	serve tcp_ib $IPERF_PORT timeout $((T + 120)) \
-		iperf3 -s -1 -B $ib_ip -p $IPERF_PORT
-elif client tcp_ib iperf3 -J -c $ib_ip -p $IPERF_PORT -t "$T" -O 1; then
-	iperf3_result tcp_ib
-fi
-step_end tcp_ib
+iperf_step tcp_ib $ib_ip -O 1
 
 # 2. raw UD verbs: B receives, A sends; the out-of-band exchange is TCP on
 # eth0. Duration mode: UD drops what the receiver cannot take, and an
@@ -274,23 +281,10 @@ fi
 # 3. UDP over ibN: one datagram per IPoIB packet, offered at 0.9 x raw UD.
 # Unlimited, the sender outruns the receiver's single vCPU, whose softirq
 # then starves iperf3 itself: that measures the livelock, not the path.
-if [ "$ROLE" = B ]; then
-	serve udp_ib $IPERF_PORT timeout $((T + 120)) \
-		iperf3 -s -1 -B $ib_ip -p $IPERF_PORT
-elif client udp_ib iperf3 -J -c $ib_ip -p $IPERF_PORT -t "$T" -u \
-	-b "$udp_rate" -l "$udp_len"; then
-	iperf3_result udp_ib
-fi
-step_end udp_ib
+iperf_step udp_ib $ib_ip -u -b "$udp_rate" -l "$udp_len"
 
 # 4. TCP over the underlay
-if [ "$ROLE" = B ]; then
-	serve tcp_eth $IPERF_PORT timeout $((T + 120)) \
-		iperf3 -s -1 -B $eth_ip -p $IPERF_PORT
-elif client tcp_eth iperf3 -J -c $eth_ip -p $IPERF_PORT -t "$T" -O 1; then
-	iperf3_result tcp_eth
-fi
-step_end tcp_eth
+iperf_step tcp_eth $eth_ip -O 1
 
 # 5. TCP over ibN in connected mode: both sides switch, a ping sets up the
 # connection before the clock starts
@@ -303,13 +297,7 @@ if [ "$ROLE" = A ]; then
 	put cm_conn "$(head -n 1 /sys/kernel/debug/ipoib/"${ifc}"_cm)"
 fi
 barrier cm-warm
-if [ "$ROLE" = B ]; then
-	serve tcp_cm $IPERF_PORT timeout $((T + 120)) \
-		iperf3 -s -1 -B $ib_ip -p $IPERF_PORT
-elif client tcp_cm iperf3 -J -c $ib_ip -p $IPERF_PORT -t "$T" -O 1; then
-	iperf3_result tcp_cm
-fi
-step_end tcp_cm
+iperf_step tcp_cm $ib_ip -O 1
 
 # 6. raw RC verbs, one message per connected-mode message
 rc_cmd=(ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC -s "$RC_SIZE" -D "$T" -F
