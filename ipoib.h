@@ -47,6 +47,10 @@
  *   NAPI feeds.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
+ * - Children (P_Key partitions, ipoib_child.c) sit on hca->ports with
+ *   their parents; they are created and deleted under RTNL only, and a
+ *   parent leaves only with all of its children in one unregister batch
+ *   (ipoib_remove_one), so priv->parent never dangles.
  */
 #ifndef IPOIB_H
 #define IPOIB_H
@@ -106,6 +110,8 @@ extern unsigned int ipoib_sendq_size;
 extern unsigned int ipoib_recvq_size;
 extern int ipoib_debug_level;
 extern int ipoib_mcast_debug_level;
+extern int ipoib_data_debug_level;
+extern int ipoib_cm_data_debug_level;
 extern unsigned int ipoib_roce_qkey;
 extern bool ipoib_cm_uc;
 extern bool ipoib_cm_bidir;
@@ -134,6 +140,11 @@ struct ipoib_fabric_ops {
 	const char *name;
 	/* Check the port can carry IPoIB on this fabric (may sleep). */
 	int (*port_check)(struct ipoib_dev *priv);
+	/*
+	 * umcast: true if userspace already holds a membership of mgid
+	 * (atomic context); NULL where the fabric keeps no such record.
+	 */
+	bool (*user_joined)(struct ipoib_dev *priv, const u8 *mgid);
 	/* One line for logs: where the traffic goes. */
 	void (*describe)(struct ipoib_dev *priv, char *buf, size_t len);
 	/*
@@ -185,6 +196,8 @@ enum ipoib_flags {
 	IPOIB_FLAG_RESTART,	/* transmit timeout: restart unconditionally */
 	IPOIB_FLAG_ANNOUNCE,	/* carrier came on: tell neighbours our QPN */
 	IPOIB_FLAG_CM_UP,	/* listening, SRQ posted: connections welcome */
+	IPOIB_FLAG_DATAPATH,	/* open and the datapath up (ipoib_main.c) */
+	IPOIB_FLAG_PKEY_WAIT,	/* open, but our P_Key is not in the table */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -400,6 +413,7 @@ struct ipoib_cm {
 	DECLARE_HASHTABLE(conns, 6);	/* the ones we send on, by peer */
 	DECLARE_HASHTABLE(rx_only, 6);	/* receive-only, by peer */
 	unsigned int nconns;		/* in both tables */
+	unsigned int max_conns;		/* as many as the send CQ holds */
 	DECLARE_HASHTABLE(by_qp, 6);	/* by QP, for receive completions */
 	atomic_t tx_stopped;		/* a full connection stopped the queue */
 	struct list_head start_list;	/* xmit -> start_work */
@@ -426,6 +440,9 @@ struct ipoib_dev {
 	union ib_gid local_gid;	/* GID index 0, in our hardware address */
 	unsigned long flags;	/* enum ipoib_flags */
 	struct list_head hca_node;
+	struct ipoib_dev *parent;	/* a child's (a P_Key partition) */
+	bool legacy_child;		/* made by sysfs create_child */
+	bool umcast;			/* leave userspace's groups to it */
 	struct workqueue_struct *wq;	/* ordered: multicast, paths, AHs */
 
 	const struct ipoib_fabric_ops *fabric;
@@ -518,10 +535,28 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const u8 *mgid);
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
 void ipoib_mcast_port_event(struct ipoib_dev *priv);
+void ipoib_set_umcast(struct ipoib_dev *priv, bool on);
 
 /* ipoib_main.c */
+void ipoib_setup(struct net_device *dev);
+bool ipoib_is_ipoib(const struct net_device *dev);
+int ipoib_intf_prepare(struct ipoib_dev *priv, struct ipoib_hca *hca,
+		       u32 port, const struct ipoib_fabric_ops *fabric,
+		       u16 pkey);
+int ipoib_intf_register(struct ipoib_dev *priv);
 void ipoib_apply_mtu(struct ipoib_dev *priv);
 int ipoib_set_mode(struct ipoib_dev *priv, u16 mode);
+
+/* ipoib_child.c: P_Key children, by sysfs or rtnl */
+int ipoib_child_add(struct ipoib_dev *ppriv, struct net_device *dev,
+		    u16 pkey, bool legacy);
+int ipoib_child_create(struct ipoib_dev *ppriv, u16 pkey);
+int ipoib_child_delete(struct ipoib_dev *ppriv, u16 pkey);
+
+/* ipoib_netlink.c: rtnl link kind "ipoib" */
+extern struct rtnl_link_ops ipoib_link_ops;
+int ipoib_netlink_init(void);
+void ipoib_netlink_exit(void);
 
 /* ipoib_sysfs.c: the in-tree driver's attributes */
 extern const struct attribute_group ipoib_attr_group;
@@ -562,6 +597,14 @@ void ipoib_set_ethtool_ops(struct net_device *dev);
 		if (ipoib_debug_level >= (level))			\
 			netdev_printk(KERN_DEBUG, (priv)->dev,	\
 				      fmt, ##__VA_ARGS__);	\
+	} while (0)
+
+/* What a dropped packet was, for data_debug_level / cm_data_debug_level */
+#define ipoib_data_dbg(level, priv, fmt, ...)				\
+	do {								\
+		if (unlikely((level) > 0) && net_ratelimit())		\
+			netdev_printk(KERN_DEBUG, (priv)->dev,		\
+				      fmt, ##__VA_ARGS__);		\
 	} while (0)
 
 #define ipoib_mcast_dbg(priv, fmt, ...)					\

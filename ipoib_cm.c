@@ -623,10 +623,10 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		atomic_long_inc(&priv->counters.cm_crossed);
 	/* the one this replaces: an rx_only one never replaces ours */
 	old = ipoib_cm_find(priv, peer, rx_only);
-	if (!old && priv->cm.nconns >= IPOIB_CM_MAX_CONNS) {
+	if (!old && priv->cm.nconns >= priv->cm.max_conns) {
 		mutex_unlock(&priv->cm.mutex);
 		ipoib_warn_rl(priv, "CM: %u connections, rejecting another\n",
-			      IPOIB_CM_MAX_CONNS);
+			      priv->cm.max_conns);
 		ipoib_cm_reject(priv, id, IB_CM_REJ_NO_RESOURCES);
 		return 1;
 	}
@@ -999,6 +999,8 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 		return -ENOMEM;
 	attr.cqe = min_t(int, priv->sendq_size * IPOIB_CM_MAX_CONNS,
 			 priv->ca->attrs.max_cqe);
+	/* every connection's full send ring must fit in the send CQ */
+	priv->cm.max_conns = attr.cqe / priv->sendq_size;
 	priv->cm.send_cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, NULL,
 					priv, &attr);
 	if (IS_ERR(priv->cm.send_cq))

@@ -186,6 +186,9 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 	u16 type;
 
 	if (unlikely(byte_len < IPOIB_ENCAP_LEN)) {
+		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
+			       "connected mode: dropped a %u-octet message\n",
+			       byte_len);
 		atomic_long_inc(&priv->counters.rx_short);
 		dev->stats.rx_dropped++;
 		return;
@@ -229,6 +232,8 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 
 	ipoib_encap_parse(skb->data, IPOIB_ENCAP_LEN, &type);
 	if (unlikely(!ipoib_type_known(type))) {
+		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
+			       "connected mode: dropped Type 0x%04x\n", type);
 		atomic_long_inc(&priv->counters.rx_bad_type);
 		dev->stats.rx_dropped++;
 		dev_kfree_skb_any(skb);

@@ -205,7 +205,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		/* a failed or closed one is replaced by a fresh attempt */
 		conn->replacing = true;
 		start = true;
-	} else if (!conn && priv->cm.nconns < IPOIB_CM_MAX_CONNS) {
+	} else if (!conn && priv->cm.nconns < priv->cm.max_conns) {
 		start = true;
 	}
 	/* an attempt already waiting for start_work serves this packet too */

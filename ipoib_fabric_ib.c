@@ -215,6 +215,19 @@ static void ipoib_ib_mcast_leave(struct ipoib_dev *priv,
 	mc->fabric_priv = NULL;
 }
 
+/*
+ * ib_sa keeps every membership of the port, ours and userspace's (through
+ * ib_ucma); asked only for groups we have not joined.
+ */
+static bool ipoib_ib_user_joined(struct ipoib_dev *priv, const u8 *mgid)
+{
+	struct ib_sa_mcmember_rec rec;
+	union ib_gid gid;
+
+	memcpy(gid.raw, mgid, sizeof(gid.raw));
+	return !ib_sa_get_mcmember_rec(priv->ca, priv->port, &gid, &rec);
+}
+
 /* The SA's PathRecord serves the CM as it is (RFC 4755 s3.2). */
 static void ipoib_ib_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
 			     struct sa_path_rec *rec)
@@ -271,6 +284,7 @@ const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.path_cancel	= ipoib_ib_path_cancel,
 	.mcast_join	= ipoib_ib_mcast_join,
 	.mcast_leave	= ipoib_ib_mcast_leave,
+	.user_joined	= ipoib_ib_user_joined,
 	.cm_path	= ipoib_ib_cm_path,
 	.link_speed	= ipoib_ib_link_speed,
 };

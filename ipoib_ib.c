@@ -404,6 +404,9 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	}
 
 	if (unlikely(wc->byte_len < IPOIB_RX_HEAD_LEN)) {
+		ipoib_data_dbg(ipoib_data_debug_level, priv,
+			       "dropped %u octets from QPN 0x%06x: shorter than GRH and header\n",
+			       wc->byte_len, wc->src_qp);
 		atomic_long_inc(&priv->counters.rx_short);
 		dev->stats.rx_dropped++;
 		goto repost;
@@ -431,6 +434,9 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	ipoib_encap_parse(skb->data, IPOIB_ENCAP_LEN, &type);
 	/* RFC 4391 s6 Table 1; Reserved is ignored */
 	if (unlikely(!ipoib_type_known(type))) {
+		ipoib_data_dbg(ipoib_data_debug_level, priv,
+			       "dropped Type 0x%04x from QPN 0x%06x: not IPv4, ARP, RARP or IPv6\n",
+			       type, wc->src_qp);
 		ipoib_rx_drop(priv, skb, &priv->counters.rx_bad_type);
 		goto repost;
 	}

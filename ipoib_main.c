@@ -6,6 +6,9 @@
 #include <linux/module.h>
 #include <linux/if_arp.h>
 #include <linux/log2.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+#include <net/rtnetlink.h>
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
@@ -18,6 +21,8 @@ unsigned int ipoib_sendq_size = 128;
 unsigned int ipoib_recvq_size = 256;
 int ipoib_debug_level;
 int ipoib_mcast_debug_level;
+int ipoib_data_debug_level;
+int ipoib_cm_data_debug_level;
 unsigned int ipoib_roce_qkey = IPOIB_DEFAULT_QKEY;
 bool ipoib_cm_uc;
 bool ipoib_cm_bidir = true;
@@ -32,6 +37,10 @@ module_param_named(debug_level, ipoib_debug_level, int, 0644);
 MODULE_PARM_DESC(debug_level, "Enable debug messages if > 0");
 module_param_named(mcast_debug_level, ipoib_mcast_debug_level, int, 0644);
 MODULE_PARM_DESC(mcast_debug_level, "Enable multicast debug messages if > 0");
+module_param_named(data_debug_level, ipoib_data_debug_level, int, 0644);
+MODULE_PARM_DESC(data_debug_level, "Enable debug messages for datagram-mode packets dropped if > 0");
+module_param_named(cm_data_debug_level, ipoib_cm_data_debug_level, int, 0644);
+MODULE_PARM_DESC(cm_data_debug_level, "Enable debug messages for connected-mode packets dropped if > 0");
 module_param_named(cm_uc, ipoib_cm_uc, bool, 0444);
 MODULE_PARM_DESC(cm_uc, "Connected mode: advertise UC and connect over UC to peers that do (default RC)");
 module_param_named(cm_bidir, ipoib_cm_bidir, bool, 0444);
@@ -112,6 +121,9 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 {
 	struct ipoib_dev *priv = ipoib_priv(dev);
 
+	mutex_lock(&priv->hca->lock);
+	list_del_init(&priv->hca_node);
+	mutex_unlock(&priv->hca->lock);
 	cancel_work_sync(&priv->reset_work);
 	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_path_cleanup(priv);
@@ -123,9 +135,9 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	destroy_workqueue(priv->wq);
 }
 
-static int ipoib_ndo_open(struct net_device *dev)
+/* Under RTNL: QPs to RTS, receives posted, joins started. */
+static int ipoib_datapath_up(struct ipoib_dev *priv)
 {
-	struct ipoib_dev *priv = ipoib_priv(dev);
 	int ret;
 
 	ret = ipoib_ib_open(priv);
@@ -133,25 +145,73 @@ static int ipoib_ndo_open(struct net_device *dev)
 		return ret;
 	/* without connected mode the interface still works, over UD */
 	if (ipoib_cm_open(priv))
-		netdev_warn(dev, "connected mode unavailable until the next open\n");
+		netdev_warn(priv->dev, "connected mode unavailable until the next open\n");
+	set_bit(IPOIB_FLAG_DATAPATH, &priv->flags);
 	/* Carrier waits for the broadcast group (RFC 4391 s5). */
-	netif_start_queue(dev);
+	netif_start_queue(priv->dev);
 	ipoib_mcast_start(priv);
 	queue_delayed_work(priv->wq, &priv->path_gc_work, IPOIB_PATH_IDLE / 2);
 	return 0;
 }
 
-static int ipoib_ndo_stop(struct net_device *dev)
+static void ipoib_datapath_down(struct ipoib_dev *priv)
 {
-	struct ipoib_dev *priv = ipoib_priv(dev);
-
-	netif_stop_queue(dev);
+	if (!test_and_clear_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
+		return;
+	netif_stop_queue(priv->dev);
 	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_mcast_stop(priv);
 	/* while NAPI still reaps the connections' flushed sends */
 	ipoib_cm_stop(priv);
 	ipoib_path_cleanup(priv);
 	ipoib_ib_stop(priv);
+}
+
+/*
+ * Under RTNL, on an open interface: bring the datapath in line with the
+ * port's P_Key table. A partition that is not in the table cannot carry
+ * traffic, so the interface stays without carrier until a P_Key change
+ * event brings it; an index that moved needs the QP set up again.
+ */
+static int ipoib_datapath_sync(struct ipoib_dev *priv, bool restart)
+{
+	bool up = test_bit(IPOIB_FLAG_DATAPATH, &priv->flags);
+	u16 index;
+	int ret;
+
+	ret = ib_find_cached_pkey(priv->ca, priv->port, priv->pkey, &index);
+	if (up && (restart || ret || index != priv->pkey_index)) {
+		ipoib_datapath_down(priv);
+		up = false;
+	}
+	if (up)
+		return 0;
+	if (ret) {
+		if (!test_and_set_bit(IPOIB_FLAG_PKEY_WAIT, &priv->flags))
+			netdev_info(priv->dev, "P_Key 0x%04x is not in the table of %s port %u: no carrier until it is\n",
+				    priv->pkey, dev_name(&priv->ca->dev),
+				    priv->port);
+		netif_carrier_off(priv->dev);
+		return 0;
+	}
+	if (test_and_clear_bit(IPOIB_FLAG_PKEY_WAIT, &priv->flags))
+		netdev_info(priv->dev, "P_Key 0x%04x found at index %u\n",
+			    priv->pkey, index);
+	priv->pkey_index = index;
+	return ipoib_datapath_up(priv);
+}
+
+static int ipoib_ndo_open(struct net_device *dev)
+{
+	return ipoib_datapath_sync(ipoib_priv(dev), false);
+}
+
+static int ipoib_ndo_stop(struct net_device *dev)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	clear_bit(IPOIB_FLAG_PKEY_WAIT, &priv->flags);
+	ipoib_datapath_down(priv);
 	return 0;
 }
 
@@ -272,26 +332,27 @@ static bool ipoib_qp_broken(struct ipoib_dev *priv)
 /*
  * Restart the datapath and rejoin after a transmit timeout, or when a
  * work completion error took the UD QP out of RTS (rxe does that when the
- * port goes down under a send).
+ * port goes down under a send); follow P_Key table changes.
  */
 static void ipoib_reset_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
 					      reset_work);
 	struct net_device *dev = priv->dev;
+	bool restart;
 
 	if (!rtnl_trylock()) {
 		schedule_work(&priv->reset_work);
 		return;
 	}
-	if (netif_running(dev) &&
-	    (test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
-	     ipoib_qp_broken(priv))) {
+	if (netif_running(dev)) {
+		restart = test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
+			  (test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
+			   ipoib_qp_broken(priv));
 		/* a peer can provoke this (rxe errors a UD QP on some bad input) */
-		if (net_ratelimit())
+		if (restart && net_ratelimit())
 			netdev_warn(dev, "restarting the datapath\n");
-		ipoib_ndo_stop(dev);
-		if (ipoib_ndo_open(dev))
+		if (ipoib_datapath_sync(priv, restart))
 			netdev_err(dev, "cannot restart the datapath\n");
 	}
 	rtnl_unlock();
@@ -307,6 +368,14 @@ static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
 	schedule_work(&priv->reset_work);
 }
 
+/* A child shows as ibX.PPPP@ibX */
+static int ipoib_ndo_get_iflink(const struct net_device *dev)
+{
+	const struct ipoib_dev *priv = ipoib_priv(dev);
+
+	return priv->parent ? priv->parent->dev->ifindex : dev->ifindex;
+}
+
 static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_init		= ipoib_ndo_init,
 	.ndo_uninit		= ipoib_ndo_uninit,
@@ -317,25 +386,12 @@ static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_change_mtu		= ipoib_ndo_change_mtu,
 	.ndo_fix_features	= ipoib_ndo_fix_features,
 	.ndo_tx_timeout		= ipoib_ndo_tx_timeout,
+	.ndo_get_iflink		= ipoib_ndo_get_iflink,
 };
 
-static void ipoib_setup(struct net_device *dev)
+bool ipoib_is_ipoib(const struct net_device *dev)
 {
-	dev->netdev_ops = &ipoib_netdev_ops;
-	dev->header_ops = &ipoib_header_ops;
-	ipoib_set_ethtool_ops(dev);
-
-	dev->type = ARPHRD_INFINIBAND;
-	dev->addr_len = IPOIB_ADDR_LEN;
-	dev->hard_header_len = IPOIB_HARD_LEN;
-	dev->watchdog_timeo = 5 * HZ;
-	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
-	dev->mtu = IPOIB_UD_MTU(IPOIB_DEFAULT_IB_MTU);
-	dev->min_mtu = IPV4_MIN_MTU;
-	dev->max_mtu = IPOIB_UD_MTU(4096);
-	dev->tx_queue_len = ipoib_sendq_size * 2;
-	dev->sysfs_groups[0] = &ipoib_attr_group;
-	netif_keep_dst(dev);
+	return dev->netdev_ops == &ipoib_netdev_ops;
 }
 
 /*
@@ -371,13 +427,43 @@ static void ipoib_announce_work(struct work_struct *work)
 	rtnl_unlock();
 }
 
+/* alloc_netdev()'s setup, for ours and for rtnl's (ipoib_link_ops) */
+void ipoib_setup(struct net_device *dev)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	priv->dev = dev;
+	INIT_LIST_HEAD(&priv->hca_node);
+	INIT_WORK(&priv->reset_work, ipoib_reset_work);
+	INIT_DELAYED_WORK(&priv->announce_work, ipoib_announce_work);
+
+	dev->netdev_ops = &ipoib_netdev_ops;
+	dev->header_ops = &ipoib_header_ops;
+	ipoib_set_ethtool_ops(dev);
+
+	dev->type = ARPHRD_INFINIBAND;
+	dev->addr_len = IPOIB_ADDR_LEN;
+	dev->hard_header_len = IPOIB_HARD_LEN;
+	dev->watchdog_timeo = 5 * HZ;
+	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
+	dev->mtu = IPOIB_UD_MTU(IPOIB_DEFAULT_IB_MTU);
+	dev->min_mtu = IPV4_MIN_MTU;
+	dev->max_mtu = IPOIB_UD_MTU(4096);
+	dev->tx_queue_len = ipoib_sendq_size * 2;
+	dev->sysfs_groups[0] = &ipoib_attr_group;
+	dev->rtnl_link_ops = &ipoib_link_ops;
+	/* children go with rtnl or their parent: all free on unregister */
+	dev->needs_free_netdev = true;
+	netif_keep_dst(dev);
+}
+
 static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 	struct ipoib_dev *priv;
 
-	if (dev->netdev_ops != &ipoib_netdev_ops)
+	if (!ipoib_is_ipoib(dev))
 		return NOTIFY_DONE;
 	priv = ipoib_priv(dev);
 	switch (event) {
@@ -406,13 +492,81 @@ static struct notifier_block ipoib_netdev_notifier = {
 	.notifier_call = ipoib_netdev_event,
 };
 
+/*
+ * Fill in an interface on (hca, port) for P_Key pkey, before it registers:
+ * the port's interfaces and their children alike.
+ */
+int ipoib_intf_prepare(struct ipoib_dev *priv, struct ipoib_hca *hca,
+		       u32 port, const struct ipoib_fabric_ops *fabric,
+		       u16 pkey)
+{
+	struct net_device *dev = priv->dev;
+	u8 bcast[IPOIB_ADDR_LEN];
+	int ret;
+
+	priv->hca = hca;
+	priv->ca = hca->ca;
+	priv->port = port;
+	priv->fabric = fabric;
+	priv->scope = IPOIB_SCOPE_LINK;
+	priv->qkey = IPOIB_DEFAULT_QKEY;
+	/* RFC 4391 s4.1: the broadcast GID uses the full-member P_Key */
+	priv->pkey = ipoib_pkey_full(pkey);
+	priv->pkey_index = 0;
+
+	/* checksum offload only where the HCA does it for UD (not rxe) */
+	if (hca->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM) {
+		dev->hw_features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
+		dev->features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
+	}
+
+	ret = rdma_query_gid(hca->ca, port, 0, &priv->local_gid);
+	if (ret) {
+		dev_warn(&hca->ca->dev, "port %u: cannot read GID 0: %d\n",
+			 port, ret);
+		return ret;
+	}
+
+	ipoib_bcast_lladdr(bcast, priv->scope, priv->pkey);
+	memcpy(dev->broadcast, bcast, IPOIB_ADDR_LEN);
+	dev->dev_port = port - 1;
+	/* old udev rules read dev_id for the port */
+	dev->dev_id = port - 1;
+	SET_NETDEV_DEV(dev, hca->ca->dev.parent);
+	netif_carrier_off(dev);
+	return 0;
+}
+
+/* Under RTNL: register it and let the port's events reach it. */
+int ipoib_intf_register(struct ipoib_dev *priv)
+{
+	struct ipoib_hca *hca = priv->hca;
+	char where[64];
+	int ret;
+
+	ASSERT_RTNL();
+	ret = register_netdevice(priv->dev);
+	if (ret) {
+		dev_warn(&hca->ca->dev, "port %u: cannot register %s: %d\n",
+			 priv->port, priv->dev->name, ret);
+		return ret;
+	}
+	mutex_lock(&hca->lock);
+	list_add_tail(&priv->hca_node, &hca->ports);
+	mutex_unlock(&hca->lock);
+
+	priv->fabric->describe(priv, where, sizeof(where));
+	netdev_info(priv->dev, "%s port %u, %s, P_Key 0x%04x, UD QPN 0x%06x\n",
+		    dev_name(&hca->ca->dev), priv->port, where, priv->pkey,
+		    priv->qp->qp_num);
+	return 0;
+}
+
 static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 {
 	const struct ipoib_fabric_ops *fabric;
 	struct net_device *dev;
 	struct ipoib_dev *priv;
-	u8 bcast[IPOIB_ADDR_LEN];
-	char where[64];
 	u16 pkey;
 	int ret;
 
@@ -425,67 +579,30 @@ static int ipoib_add_port(struct ipoib_hca *hca, u32 port)
 	if (!dev)
 		return -ENOMEM;
 	priv = ipoib_priv(dev);
-	priv->dev = dev;
 	priv->hca = hca;
 	priv->ca = hca->ca;
 	priv->port = port;
 	priv->fabric = fabric;
-	priv->scope = IPOIB_SCOPE_LINK;
-	priv->qkey = IPOIB_DEFAULT_QKEY;
-	INIT_LIST_HEAD(&priv->hca_node);
-	INIT_WORK(&priv->reset_work, ipoib_reset_work);
-	INIT_DELAYED_WORK(&priv->announce_work, ipoib_announce_work);
-
 	ret = fabric->port_check(priv);
 	if (ret)
 		goto out_free;
 
-	/* checksum offload only where the HCA does it for UD (not rxe) */
-	if (hca->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM) {
-		dev->hw_features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
-		dev->features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
-	}
-
+	/* the port's own interface takes the P_Key at index 0 */
 	ret = ib_query_pkey(hca->ca, port, 0, &pkey);
 	if (ret) {
 		dev_warn(&hca->ca->dev, "port %u: cannot read P_Key 0: %d\n",
 			 port, ret);
 		goto out_free;
 	}
-	/* RFC 4391 s4.1: the broadcast GID uses the full-member P_Key */
-	priv->pkey = ipoib_pkey_full(pkey);
-	priv->pkey_index = 0;
-
-	ret = rdma_query_gid(hca->ca, port, 0, &priv->local_gid);
-	if (ret) {
-		dev_warn(&hca->ca->dev, "port %u: cannot read GID 0: %d\n",
-			 port, ret);
+	ret = ipoib_intf_prepare(priv, hca, port, fabric, pkey);
+	if (ret)
 		goto out_free;
-	}
 
-	ipoib_bcast_lladdr(bcast, priv->scope, priv->pkey);
-	memcpy(dev->broadcast, bcast, IPOIB_ADDR_LEN);
-	dev->dev_port = port - 1;
-	/* old udev rules read dev_id for the port */
-	dev->dev_id = port - 1;
-	SET_NETDEV_DEV(dev, hca->ca->dev.parent);
-	netif_carrier_off(dev);
-
-	ret = register_netdev(dev);
-	if (ret) {
-		dev_warn(&hca->ca->dev, "port %u: cannot register netdev: %d\n",
-			 port, ret);
+	rtnl_lock();
+	ret = ipoib_intf_register(priv);
+	rtnl_unlock();
+	if (ret)
 		goto out_free;
-	}
-
-	mutex_lock(&hca->lock);
-	list_add_tail(&priv->hca_node, &hca->ports);
-	mutex_unlock(&hca->lock);
-
-	fabric->describe(priv, where, sizeof(where));
-	netdev_info(dev, "%s port %u, %s, P_Key 0x%04x, UD QPN 0x%06x\n",
-		    dev_name(&hca->ca->dev), port, where, priv->pkey,
-		    priv->qp->qp_num);
 	return 0;
 
 out_free:
@@ -493,15 +610,63 @@ out_free:
 	return ret;
 }
 
-static void ipoib_remove_port(struct ipoib_dev *priv)
+static bool ipoib_owns_addr(struct net_device *dev,
+			    const struct sockaddr *addr)
 {
-	struct net_device *dev = priv->dev;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	struct net_device *owner;
+	bool ret = false;
 
-	mutex_lock(&priv->hca->lock);
-	list_del(&priv->hca_node);
-	mutex_unlock(&priv->hca->lock);
-	unregister_netdev(dev);
-	free_netdev(dev);
+	switch (addr->sa_family) {
+	case AF_INET:
+		owner = ip_dev_find(dev_net(dev), sin->sin_addr.s_addr);
+		ret = owner == dev;
+		dev_put(owner);
+		break;
+#if IS_ENABLED(CONFIG_IPV6)
+	case AF_INET6:
+		ret = ipv6_chk_addr(dev_net(dev), &sin6->sin6_addr, dev, 1);
+		break;
+#endif
+	}
+	return ret;
+}
+
+/*
+ * rdma_cm asks which interface an incoming IB connection is for: the one
+ * on that port whose partition and GID match, and, where children share
+ * both, the one that holds the destination IP address. RoCE connections
+ * never ask (rdma_cm finds the netdev from the GID itself).
+ */
+static struct net_device *
+ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port, u16 pkey,
+			    const union ib_gid *gid,
+			    const struct sockaddr *addr, void *client_data)
+{
+	struct net_device *first = NULL, *by_addr = NULL, *found;
+	struct ipoib_hca *hca = client_data;
+	struct ipoib_dev *priv;
+	unsigned int n = 0;
+
+	if (!rdma_protocol_ib(ca, port))
+		return NULL;
+	mutex_lock(&hca->lock);
+	list_for_each_entry(priv, &hca->ports, hca_node) {
+		if (priv->port != port || priv->pkey != ipoib_pkey_full(pkey) ||
+		    (gid && memcmp(gid, &priv->local_gid, sizeof(*gid))))
+			continue;
+		n++;
+		if (!first)
+			first = priv->dev;
+		if (addr && !by_addr && ipoib_owns_addr(priv->dev, addr))
+			by_addr = priv->dev;
+	}
+	found = n == 1 ? first : by_addr;
+	if (found)
+		dev_hold(found);
+	mutex_unlock(&hca->lock);
+	return found;
 }
 
 static struct ib_client ipoib_client;
@@ -534,6 +699,9 @@ static void ipoib_event(struct ib_event_handler *handler,
 		ipoib_dbg(priv, 1, "port event %s\n",
 			  ib_event_msg(event->event));
 		ipoib_mcast_port_event(priv);
+		/* a partition may have appeared, gone or moved */
+		if (event->event == IB_EVENT_PKEY_CHANGE)
+			schedule_work(&priv->reset_work);
 	}
 	mutex_unlock(&hca->lock);
 }
@@ -568,14 +736,23 @@ static int ipoib_add_one(struct ib_device *ca)
 	return 0;
 }
 
+/*
+ * The device goes: all its interfaces, children included, leave in one
+ * batch, so no child outlives its parent.
+ */
 static void ipoib_remove_one(struct ib_device *ca, void *client_data)
 {
 	struct ipoib_hca *hca = client_data;
-	struct ipoib_dev *priv, *tmp;
+	struct ipoib_dev *priv;
+	LIST_HEAD(kill);
 
 	ib_unregister_event_handler(&hca->event_handler);
-	list_for_each_entry_safe(priv, tmp, &hca->ports, hca_node)
-		ipoib_remove_port(priv);
+	rtnl_lock();
+	list_for_each_entry(priv, &hca->ports, hca_node)
+		unregister_netdevice_queue(priv->dev, &kill);
+	unregister_netdevice_many(&kill);
+	rtnl_unlock();
+	WARN_ON(!list_empty(&hca->ports));
 	mutex_destroy(&hca->lock);
 	kfree(hca);
 }
@@ -584,21 +761,31 @@ static struct ib_client ipoib_client = {
 	.name	= "ipoib",
 	.add	= ipoib_add_one,
 	.remove	= ipoib_remove_one,
+	.get_net_dev_by_params = ipoib_get_net_dev_by_params,
 };
 
-static unsigned int ipoib_queue_size(unsigned int size)
+/* Queue depths are powers of two within bounds; say so when we change one. */
+static unsigned int ipoib_queue_size(const char *name, unsigned int size)
 {
-	return roundup_pow_of_two(clamp_t(unsigned int, size,
-					  IPOIB_MIN_QUEUE_SIZE,
-					  IPOIB_MAX_QUEUE_SIZE));
+	unsigned int n = roundup_pow_of_two(clamp_t(unsigned int, size,
+						    IPOIB_MIN_QUEUE_SIZE,
+						    IPOIB_MAX_QUEUE_SIZE));
+
+	if (n != size)
+		pr_info("ib_ipoib: %s %u is now %u (a power of 2 within %u..%u)\n",
+			name, size, n, IPOIB_MIN_QUEUE_SIZE,
+			IPOIB_MAX_QUEUE_SIZE);
+	return n;
 }
 
 static int __init ipoib_init(void)
 {
 	int ret;
 
-	ipoib_sendq_size = ipoib_queue_size(ipoib_sendq_size);
-	ipoib_recvq_size = ipoib_queue_size(ipoib_recvq_size);
+	ipoib_sendq_size = ipoib_queue_size("send_queue_size",
+					    ipoib_sendq_size);
+	ipoib_recvq_size = ipoib_queue_size("recv_queue_size",
+					    ipoib_recvq_size);
 	if (ipoib_max_nonsrq_conn_qp > IPOIB_CM_MAX_NONSRQ) {
 		pr_info("ib_ipoib: max_nonsrq_conn_qp %u lowered to %u\n",
 			ipoib_max_nonsrq_conn_qp, IPOIB_CM_MAX_NONSRQ);
@@ -609,11 +796,16 @@ static int __init ipoib_init(void)
 	ret = register_netdevice_notifier(&ipoib_netdev_notifier);
 	if (ret)
 		goto out_fabric;
-	ret = ib_register_client(&ipoib_client);
+	ret = ipoib_netlink_init();
 	if (ret)
 		goto out_notifier;
+	ret = ib_register_client(&ipoib_client);
+	if (ret)
+		goto out_netlink;
 	return 0;
 
+out_netlink:
+	ipoib_netlink_exit();
 out_notifier:
 	unregister_netdevice_notifier(&ipoib_netdev_notifier);
 out_fabric:
@@ -624,7 +816,9 @@ out_fabric:
 
 static void __exit ipoib_exit(void)
 {
+	/* every interface, children too, goes with its device */
 	ib_unregister_client(&ipoib_client);
+	ipoib_netlink_exit();
 	unregister_netdevice_notifier(&ipoib_netdev_notifier);
 	ipoib_fabric_ib_unregister();
 	ipoib_fs_exit();

@@ -277,6 +277,13 @@ static void ipoib_mcast_sync_list(struct ipoib_dev *priv)
 				if (!memcmp(n->mgid, mgid, IPOIB_GID_LEN))
 					mc = n;
 		}
+		/* umcast: a group userspace joined itself stays its own */
+		if (!mc && READ_ONCE(priv->umcast) && priv->fabric->user_joined &&
+		    priv->fabric->user_joined(priv, mgid)) {
+			ipoib_mcast_dbg(priv, "%pI6c joined by userspace: left to it\n",
+					mgid);
+			continue;
+		}
 		if (!mc) {
 			mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
 			if (!mc)
@@ -525,6 +532,22 @@ void ipoib_mcast_stop(struct ipoib_dev *priv)
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
 	cancel_delayed_work_sync(&priv->mcast_work);
 	ipoib_mcast_run(priv, false);
+}
+
+/*
+ * sysfs or rtnl umcast (under RTNL). Only new groups look at it, as in the
+ * in-tree driver; on a fabric without a record of userspace's joins
+ * (RoCE) it changes nothing.
+ */
+void ipoib_set_umcast(struct ipoib_dev *priv, bool on)
+{
+	if (READ_ONCE(priv->umcast) == on)
+		return;
+	WRITE_ONCE(priv->umcast, on);
+	netdev_info(priv->dev, "umcast %s%s\n", on ? "on" : "off",
+		    priv->fabric->user_joined ? "" :
+		    " (no effect here: the fabric keeps no record of userspace's joins)");
+	ipoib_mcast_schedule(priv, 0);
 }
 
 /* The device's multicast list changed (atomic context). */

@@ -230,6 +230,8 @@ oversized_outcome() {
 }
 
 if [ "$ROLE" = B ]; then
+	# the debug lines say what each dropped packet was
+	echo 1 >/sys/module/ib_ipoib/parameters/data_debug_level
 	# 1-3 octets, then 0: shorter than the encapsulation header
 	case_check short rx_short=6 rx_bad_type=0 drops=6 rx_errors=0 \
 		Icmp.InEchos=1
@@ -237,6 +239,10 @@ if [ "$ROLE" = B ]; then
 	# RFC 4391 s6 Table 1 lists the Types; others are dropped
 	case_check badtype rx_bad_type=4 rx_short=0 drops=4 rx_errors=0 \
 		Icmp.InEchos=1
+	check "data_debug_level: the log names the short and bad-Type drops" \
+		sh -c "dmesg | grep -q '$ifc: dropped 4[0-3] octets from QPN 0x' &&
+		       dmesg | grep -q '$ifc: dropped Type 0x[0-9a-f]* from QPN 0x'"
+	echo 0 >/sys/module/ib_ipoib/parameters/data_debug_level
 	# RFC 4391 s6: Reserved is ignored on receive
 	case_check reserved drops=0 rx_errors=0 Icmp.InEchos=4 \
 		Icmp.OutEchoReps=4 rx_packets\>=4
