@@ -98,6 +98,8 @@
 /* Send-only groups: bounded, and left when idle (as paths are dropped). */
 #define IPOIB_MAX_SENDONLY	256
 #define IPOIB_SENDONLY_IDLE	IPOIB_PATH_IDLE
+/* umcast: how soon to look again at a group left to userspace */
+#define IPOIB_UMCAST_RECHECK	(2 * HZ)
 /* Carrier on: announce our addresses now and twice more (DAD may lag). */
 #define IPOIB_ANNOUNCE_REPEAT	2
 #define IPOIB_ANNOUNCE_GAP	(3 * HZ / 2)
@@ -461,7 +463,7 @@ struct ipoib_dev {
 	struct ipoib_tx_buf *tx_ring;
 	unsigned int tx_head;		/* next slot to post */
 	unsigned int tx_tail;		/* next slot to complete */
-	struct work_struct reset_work;	/* transmit timeout recovery */
+	struct delayed_work reset_work;	/* datapath restarts, P_Key changes */
 	struct delayed_work announce_work; /* repeats of the carrier-on notice */
 	unsigned int announce_left;
 
@@ -517,6 +519,21 @@ static inline void ipoib_ah_get(struct ipoib_ah *ah)
 }
 
 void ipoib_ah_reap(struct work_struct *work);
+
+/*
+ * Just before a send is posted: timestamp it, then let go of its socket
+ * and route. A send completes when the HCA is done with it, on RC when
+ * the peer has acknowledged it, which can take long; TCP's small-queue
+ * limit would hold the socket to a couple of 64 KiB skbs in the meantime,
+ * so the socket is released now, as the in-tree driver does. The send
+ * rings bound what is queued.
+ */
+static inline void ipoib_tx_release_owner(struct sk_buff *skb)
+{
+	skb_tx_timestamp(skb);
+	skb_orphan(skb);
+	skb_dst_drop(skb);
+}
 
 /* ipoib_arp.c: destination GID -> address handle */
 void ipoib_path_init(struct ipoib_dev *priv);

@@ -31,14 +31,15 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
-	unsigned int id;
+	unsigned int id, len;
 	u64 mapping;
 
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(skb_linearize(skb)))
 		goto drop;
-	mapping = ib_dma_map_single(priv->ca, skb->data, skb->len,
-				    DMA_TO_DEVICE);
+	/* the completion may free the skb before ib_post_send() returns */
+	len = skb->len;
+	mapping = ib_dma_map_single(priv->ca, skb->data, len, DMA_TO_DEVICE);
 	if (unlikely(ib_dma_mapping_error(priv->ca, mapping)))
 		goto drop;
 	id = conn->tx_head & (priv->sendq_size - 1);
@@ -46,20 +47,20 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 	tx->skb = skb;
 	tx->mapping = mapping;
 	sge.addr = mapping;
-	sge.length = skb->len;
+	sge.length = len;
 	sge.lkey = priv->pd->local_dma_lkey;
 	wr.wr_id = id | IPOIB_OP_CM;
-	skb_tx_timestamp(skb);
+	ipoib_tx_release_owner(skb);
 	if (unlikely(ib_post_send(conn->qp, &wr, NULL))) {
 		ipoib_warn_rl(priv, "CM post send failed\n");
-		ib_dma_unmap_single(priv->ca, mapping, skb->len, DMA_TO_DEVICE);
+		ib_dma_unmap_single(priv->ca, mapping, len, DMA_TO_DEVICE);
 		tx->skb = NULL;
 		dev->stats.tx_errors++;
 		dev_kfree_skb_any(skb);
 		return;
 	}
 	dev->stats.tx_packets++;
-	dev->stats.tx_bytes += skb->len;
+	dev->stats.tx_bytes += len;
 	WRITE_ONCE(conn->tx_head, conn->tx_head + 1);
 	WRITE_ONCE(conn->last_used, jiffies);
 	if (ipoib_cm_tx_full(conn)) {

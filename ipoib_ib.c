@@ -398,7 +398,7 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		/* as for sends: an error while running may mean a dead QP */
 		if (wc->status != IB_WC_SUCCESS &&
 		    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
-			schedule_work(&priv->reset_work);
+			schedule_delayed_work(&priv->reset_work, 0);
 		ipoib_free_rx_buf(priv, id);
 		return;
 	}
@@ -486,7 +486,7 @@ static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 		 * and recover.
 		 */
 		if (test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
-			schedule_work(&priv->reset_work);
+			schedule_delayed_work(&priv->reset_work, 0);
 		priv->dev->stats.tx_errors++;
 		dev_kfree_skb_any(tx->skb);
 	} else {
@@ -662,7 +662,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
 		wr.wr.send_flags |= IB_SEND_IP_CSUM;
 
-	skb_tx_timestamp(skb);
+	ipoib_tx_release_owner(skb);
 	if (unlikely(ib_post_send(priv->qp, &wr.wr, NULL))) {
 		ipoib_warn_rl(priv, "post send failed\n");
 		ib_dma_unmap_single(priv->ca, mapping, len, DMA_TO_DEVICE);

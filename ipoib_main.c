@@ -124,7 +124,7 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	mutex_lock(&priv->hca->lock);
 	list_del_init(&priv->hca_node);
 	mutex_unlock(&priv->hca->lock);
-	cancel_work_sync(&priv->reset_work);
+	cancel_delayed_work_sync(&priv->reset_work);
 	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_path_cleanup(priv);
 	/* path and group teardown put their AHs after a grace period */
@@ -337,12 +337,12 @@ static bool ipoib_qp_broken(struct ipoib_dev *priv)
 static void ipoib_reset_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      reset_work);
+					      reset_work.work);
 	struct net_device *dev = priv->dev;
 	bool restart;
 
 	if (!rtnl_trylock()) {
-		schedule_work(&priv->reset_work);
+		schedule_delayed_work(&priv->reset_work, 1);
 		return;
 	}
 	if (netif_running(dev)) {
@@ -352,8 +352,12 @@ static void ipoib_reset_work(struct work_struct *work)
 		/* a peer can provoke this (rxe errors a UD QP on some bad input) */
 		if (restart && net_ratelimit())
 			netdev_warn(dev, "restarting the datapath\n");
-		if (ipoib_datapath_sync(priv, restart))
-			netdev_err(dev, "cannot restart the datapath\n");
+		/* say so, and try again: nothing else would */
+		if (ipoib_datapath_sync(priv, restart)) {
+			if (net_ratelimit())
+				netdev_err(dev, "cannot restart the datapath, retrying in 1 s\n");
+			schedule_delayed_work(&priv->reset_work, HZ);
+		}
 	}
 	rtnl_unlock();
 }
@@ -365,7 +369,7 @@ static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
 	netdev_warn(dev, "transmit timeout: %u sends in flight, restarting\n",
 		    priv->tx_head - priv->tx_tail);
 	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
-	schedule_work(&priv->reset_work);
+	schedule_delayed_work(&priv->reset_work, 0);
 }
 
 /* A child shows as ibX.PPPP@ibX */
@@ -434,7 +438,7 @@ void ipoib_setup(struct net_device *dev)
 
 	priv->dev = dev;
 	INIT_LIST_HEAD(&priv->hca_node);
-	INIT_WORK(&priv->reset_work, ipoib_reset_work);
+	INIT_DELAYED_WORK(&priv->reset_work, ipoib_reset_work);
 	INIT_DELAYED_WORK(&priv->announce_work, ipoib_announce_work);
 
 	dev->netdev_ops = &ipoib_netdev_ops;
@@ -701,7 +705,7 @@ static void ipoib_event(struct ib_event_handler *handler,
 		ipoib_mcast_port_event(priv);
 		/* a partition may have appeared, gone or moved */
 		if (event->event == IB_EVENT_PKEY_CHANGE)
-			schedule_work(&priv->reset_work);
+			schedule_delayed_work(&priv->reset_work, 0);
 	}
 	mutex_unlock(&hca->lock);
 }

@@ -252,12 +252,17 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	}
 }
 
-/* Mark the groups of the device's multicast list as wanted. */
-static void ipoib_mcast_sync_list(struct ipoib_dev *priv)
+/*
+ * Mark the groups of the device's multicast list as wanted. Returns true
+ * if umcast left one to userspace: that may be our own membership still
+ * leaving, so the caller looks again later.
+ */
+static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 {
 	struct net_device *dev = priv->dev;
 	struct netdev_hw_addr *ha;
 	struct ipoib_mcast *mc, *n;
+	bool skipped = false;
 	LIST_HEAD(fresh);
 
 	list_for_each_entry(mc, &priv->mcasts, list)
@@ -282,6 +287,7 @@ static void ipoib_mcast_sync_list(struct ipoib_dev *priv)
 		    priv->fabric->user_joined(priv, mgid)) {
 			ipoib_mcast_dbg(priv, "%pI6c joined by userspace: left to it\n",
 					mgid);
+			skipped = true;
 			continue;
 		}
 		if (!mc) {
@@ -307,6 +313,7 @@ static void ipoib_mcast_sync_list(struct ipoib_dev *priv)
 		list_add_tail_rcu(&mc->list, &priv->mcasts);
 	}
 	spin_unlock_bh(&priv->mcast_lock);
+	return skipped;
 }
 
 /*
@@ -356,8 +363,8 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 			next = jiffies + HZ;
 		}
 	}
-	if (up)
-		ipoib_mcast_sync_list(priv);
+	if (up && ipoib_mcast_sync_list(priv) && !next)
+		next = jiffies + IPOIB_UMCAST_RECHECK;
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
 		if (!ipoib_mcast_step(priv, mc, up)) {
 			spin_lock_bh(&priv->mcast_lock);

@@ -20,6 +20,12 @@ static const struct nla_policy ipoib_nl_policy[IFLA_IPOIB_MAX + 1] = {
 static int ipoib_nl_validate(struct nlattr *tb[], struct nlattr *data[],
 			     struct netlink_ext_ack *extack)
 {
+	/* one send ring, one queue to stop and wake */
+	if ((tb[IFLA_NUM_TX_QUEUES] && nla_get_u32(tb[IFLA_NUM_TX_QUEUES]) != 1) ||
+	    (tb[IFLA_NUM_RX_QUEUES] && nla_get_u32(tb[IFLA_NUM_RX_QUEUES]) != 1)) {
+		NL_SET_ERR_MSG(extack, "an IPoIB link has one transmit and one receive queue");
+		return -EINVAL;
+	}
 	if (!data)
 		return 0;
 	if (data[IFLA_IPOIB_PKEY] &&
@@ -123,6 +129,14 @@ static void ipoib_nl_dellink(struct net_device *dev, struct list_head *head)
 	unregister_netdevice_queue(dev, head);
 }
 
+/* a child's IFLA_LINK (its parent) lives in the parent's namespace */
+static struct net *ipoib_nl_get_link_net(const struct net_device *dev)
+{
+	const struct ipoib_dev *priv = ipoib_priv(dev);
+
+	return dev_net(priv->parent ? priv->parent->dev : dev);
+}
+
 static size_t ipoib_nl_get_size(const struct net_device *dev)
 {
 	return 3 * nla_total_size(sizeof(u16));	/* pkey, mode, umcast */
@@ -154,6 +168,7 @@ struct rtnl_link_ops ipoib_link_ops __read_mostly = {
 	.dellink	= ipoib_nl_dellink,
 	.get_size	= ipoib_nl_get_size,
 	.fill_info	= ipoib_nl_fill_info,
+	.get_link_net	= ipoib_nl_get_link_net,
 };
 
 int ipoib_netlink_init(void)
