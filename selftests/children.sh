@@ -4,8 +4,8 @@
 # P_Key children and the administration surface between two soft-RoCE
 # guests (rxe's P_Key table holds 0xffff only, so a child of any other
 # partition must stay without carrier, and one of 0xffff must work):
-# - sysfs create_child / delete_child / pkey / parent and their errnos,
-#   writes refused without CAP_NET_ADMIN in the device's namespace;
+# - sysfs create_child / delete_child / pkey / parent / umcast and their
+#   errnos, writes refused without CAP_NET_ADMIN in the device's namespace;
 # - rtnl `type ipoib` with pkey, mode and umcast, `ip -d link show`,
 #   changelink, and the refusals with their extack texts;
 # - traffic over a child that shares the parent's P_Key, in connected mode;
@@ -16,7 +16,8 @@
 # - the RDMA device deleted with children of every kind, and re-added;
 # - 100 children created and deleted while ping runs on the parent and
 #   ethtool and debugfs are read: verbs objects and module references back
-#   to where they were, no loss on the parent.
+#   to where they were, no loss on the parent;
+# - module parameters out of range: brought in range, with a log line.
 GUESTS=2
 VM_TIMEOUT=900
 . "$(dirname "$0")/lib.sh"
@@ -91,6 +92,17 @@ check "delete_child 0x8001" sh -c "echo 0x8001 >$sys/delete_child"
 check "$child is gone" test ! -e "/sys/class/net/$child"
 expect_errno "delete_child 0x8001 again" "$sys/delete_child" 0x8001 \
 	"No such device"
+
+check "sysfs umcast: 1 is taken and read back" \
+	sh -c "echo 1 >$sys/umcast && test \"\$(cat $sys/umcast)\" = 1"
+check "... and the log says it does nothing on RoCE" \
+	sh -c "dmesg | grep -q '$ifc: umcast on (no effect here'"
+check "sysfs umcast: 0 again" \
+	sh -c "echo 0 >$sys/umcast && test \"\$(cat $sys/umcast)\" = 0"
+expect_errno "umcast junk" "$sys/umcast" junk "Invalid argument"
+[ -z "$userns" ] || check "umcast from a user namespace is refused (EPERM)" \
+	fails_saying "Operation not permitted" \
+	unshare -Ur bash -c "echo 1 >$sys/umcast"
 
 # --- rtnl -----------------------------------------------------------------
 rc=$ifc.x
@@ -301,4 +313,19 @@ check "modprobe -r ib_ipoib with a child in a namespace" sh -c "
 	ip netns add lns && ip link set last netns lns &&
 	modprobe -r ib_ipoib && ! ip -n lns link show last 2>/dev/null"
 ip netns del lns 2>/dev/null
+
+# out-of-range parameters are brought in range, with a message each
+check "modprobe with out-of-range parameters loads" \
+	modprobe ib_ipoib send_queue_size=100000 recv_queue_size=3 \
+	max_nonsrq_conn_qp=5000
+check "send_queue_size 100000 became 8192, and the log says so" \
+	sh -c "test \"\$(cat /sys/module/ib_ipoib/parameters/send_queue_size)\" = 8192 &&
+	       dmesg | grep -q 'send_queue_size 100000 is now 8192'"
+check "recv_queue_size 3 became 4, and the log says so" \
+	sh -c "test \"\$(cat /sys/module/ib_ipoib/parameters/recv_queue_size)\" = 4 &&
+	       dmesg | grep -q 'recv_queue_size 3 is now 4'"
+check "max_nonsrq_conn_qp 5000 became 4096, and the log says so" \
+	sh -c "test \"\$(cat /sys/module/ib_ipoib/parameters/max_nonsrq_conn_qp)\" = 4096 &&
+	       dmesg | grep -q 'max_nonsrq_conn_qp 5000 lowered to 4096'"
+check "modprobe -r ib_ipoib" modprobe -r ib_ipoib
 finish
