@@ -122,6 +122,10 @@ check "UC: ping with 30000-octet payloads" \
 check "UC: the connection is UC" grep -q ' UC .*live' "$dbg/${ifc}_cm"
 check "UC: a UC QP of ours in rdma resource" \
 	sh -c "rdma resource show qp | grep 'type UC' | grep -q ib_ipoib"
+# B's server of the unload step may still wait for the client it lost
+# with its interface: a fresh one, or A would find it busy
+pkill -x iperf3 || true
+sleep 0.5
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier uc-listening
 if [ "$ROLE" = A ]; then
