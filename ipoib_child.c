@@ -11,18 +11,16 @@
 
 #include "ipoib.h"
 
-/* sysfs children are named by P_Key, so they must be unique per parent */
-static bool ipoib_child_unique(struct ipoib_dev *ppriv, u16 pkey)
+/* The sysfs child of ppriv with (full-member) P_Key pkey, if any */
+static struct ipoib_dev *ipoib_legacy_child(struct ipoib_dev *ppriv, u16 pkey)
 {
 	struct ipoib_dev *priv;
 
-	if (ppriv->pkey == pkey)
-		return false;
 	list_for_each_entry(priv, &ppriv->hca->ports, hca_node)
 		if (priv->parent == ppriv && priv->legacy_child &&
 		    priv->pkey == pkey)
-			return false;
-	return true;
+			return priv;
+	return NULL;
 }
 
 /*
@@ -42,7 +40,8 @@ int ipoib_child_add(struct ipoib_dev *ppriv, struct net_device *dev,
 	pkey = ipoib_pkey_full(pkey);
 	if (ppriv->parent || ppriv->dev->reg_state != NETREG_REGISTERED)
 		return -EOPNOTSUPP;
-	if (legacy && !ipoib_child_unique(ppriv, pkey))
+	/* sysfs children are named by P_Key: one per partition */
+	if (legacy && (ppriv->pkey == pkey || ipoib_legacy_child(ppriv, pkey)))
 		return -ENOTUNIQ;
 
 	priv->parent = ppriv;
@@ -85,13 +84,9 @@ int ipoib_child_delete(struct ipoib_dev *ppriv, u16 pkey)
 	struct ipoib_dev *priv;
 
 	ASSERT_RTNL();
-	pkey = ipoib_pkey_full(pkey);
-	list_for_each_entry(priv, &ppriv->hca->ports, hca_node) {
-		if (priv->parent == ppriv && priv->legacy_child &&
-		    priv->pkey == pkey) {
-			unregister_netdevice(priv->dev);
-			return 0;
-		}
-	}
-	return -ENODEV;
+	priv = ipoib_legacy_child(ppriv, ipoib_pkey_full(pkey));
+	if (!priv)
+		return -ENODEV;
+	unregister_netdevice(priv->dev);
+	return 0;
 }
