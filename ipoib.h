@@ -303,6 +303,10 @@ struct ipoib_counters {
 	atomic_long_t cm_connections;	/* connections established */
 	atomic_long_t cm_failures;	/* attempts or connections failed */
 	atomic_long_t cm_rx_misdirected; /* data on ours, cm_bidir off */
+	atomic_long_t cm_tx_csum_pending; /* checksum left to the receiver */
+	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */
+	atomic_long_t cm_rx_bad_csum_imm; /* its immediate data out of bounds */
+	atomic_long_t tx_csum_sw;	/* checksums we completed for the stack */
 	atomic_long_t path_resolutions;
 	atomic_long_t mcast_joins;
 };
@@ -311,6 +315,7 @@ struct ipoib_counters {
 #define IPOIB_CM_MTU		65520	/* the largest IPoIB MTU, as in-tree */
 #define IPOIB_CM_BUF_SIZE	(IPOIB_CM_MTU + IPOIB_ENCAP_LEN)
 #define IPOIB_CM_RX_PAGES	DIV_ROUND_UP(IPOIB_CM_MTU, PAGE_SIZE)
+#define IPOIB_CM_TX_SGE		(MAX_SKB_FRAGS + 1)	/* head + fragments */
 #define IPOIB_CM_MAX_CONNS	256
 #define IPOIB_CM_MAX_NONSRQ_DEFAULT	128	/* max_nonsrq_conn_qp, in-tree's */
 #define IPOIB_CM_MAX_NONSRQ	4096
@@ -355,6 +360,7 @@ struct ipoib_cm_conn {
 	bool freed;			/* call_rcu() done */
 	bool was_live;			/* reached LIVE at least once */
 	bool rx_only;			/* the peer's, we never send on it */
+	bool csum_pending;		/* peer takes checksum-pending packets */
 	unsigned long failing;		/* bit 0: on the fail list */
 	struct ib_cm_id *cm_id;
 	struct ib_qp *qp;
@@ -362,7 +368,7 @@ struct ipoib_cm_conn {
 	const struct ib_gid_attr *sgid_attr;
 	struct sa_path_rec path_rec;
 	u32 mtu;			/* IPoIB MTU of this connection */
-	struct ipoib_tx_buf *tx_ring;	/* sendq_size entries */
+	struct ipoib_cm_tx_buf *tx_ring; /* sendq_size entries, with the QP */
 	unsigned int tx_head;
 	unsigned int tx_tail;
 	struct sk_buff_head queue;	/* too big for UD: wait for LIVE */
@@ -375,6 +381,11 @@ struct ipoib_cm_conn {
 	struct list_head reap_node;
 	struct list_head fail_node;
 	struct list_head super_node;	/* priv->cm.superseded */
+};
+
+struct ipoib_cm_tx_buf {
+	struct sk_buff *skb;
+	u64 mapping[IPOIB_CM_TX_SGE];	/* the head, then each fragment */
 };
 
 struct ipoib_cm_rx_buf {
@@ -418,6 +429,7 @@ struct ipoib_cm {
 	unsigned int max_conns;		/* as many as the send CQ holds */
 	DECLARE_HASHTABLE(by_qp, 6);	/* by QP, for receive completions */
 	atomic_t tx_stopped;		/* a full connection stopped the queue */
+	unsigned int tx_sge;		/* gather entries per send */
 	struct list_head start_list;	/* xmit -> start_work */
 	struct list_head superseded;	/* lost crossings, awaiting REJ */
 	struct work_struct start_work;
@@ -508,6 +520,7 @@ int ipoib_ib_init(struct ipoib_dev *priv);
 void ipoib_ib_cleanup(struct ipoib_dev *priv);
 int ipoib_ib_open(struct ipoib_dev *priv);
 void ipoib_ib_stop(struct ipoib_dev *priv);
+int ipoib_csum_complete(struct ipoib_dev *priv, struct sk_buff *skb);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey);
 struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,

@@ -126,6 +126,10 @@ static void ipoib_cm_pdata(struct ipoib_dev *priv, u8 *buf)
 		.caps = ipoib_cm_bidir ? IPOIB_CM_CAP_BIDIR : 0,
 	};
 
+	/* rx-checksumming off: peers must send complete checksums */
+	if (priv->dev->features & NETIF_F_RXCSUM)
+		pd.caps |= IPOIB_CM_CAP_CSUM;
+
 	ipoib_cm_pdata_pack(buf, &pd);
 }
 
@@ -166,11 +170,19 @@ static struct ib_qp *ipoib_cm_create_qp(struct ipoib_dev *priv,
 		.srq = priv->cm.srq,
 		.cap = {
 			.max_send_wr = priv->sendq_size,
-			.max_send_sge = 1,
+			.max_send_sge = priv->cm.tx_sge,
 		},
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = type,
 	};
+
+	/* in process context, where a ring of this size can be had */
+	if (!conn->tx_ring) {
+		conn->tx_ring = kvcalloc(priv->sendq_size,
+					 sizeof(*conn->tx_ring), GFP_KERNEL);
+		if (!conn->tx_ring)
+			return ERR_PTR(-ENOMEM);
+	}
 
 	if (!priv->cm.use_srq) {
 		attr.cap.max_recv_wr = priv->recvq_size;
@@ -202,11 +214,6 @@ struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
 	conn = kzalloc(sizeof(*conn), gfp);
 	if (!conn)
 		return NULL;
-	conn->tx_ring = kcalloc(priv->sendq_size, sizeof(*conn->tx_ring), gfp);
-	if (!conn->tx_ring) {
-		kfree(conn);
-		return NULL;
-	}
 	conn->priv = priv;
 	memcpy(conn->peer, peer, IPOIB_ADDR_LEN);
 	conn->active = active;
@@ -219,7 +226,7 @@ struct ipoib_cm_conn *ipoib_cm_conn_new(struct ipoib_dev *priv,
 
 static void ipoib_cm_conn_free(struct ipoib_cm_conn *conn)
 {
-	kfree(conn->tx_ring);
+	kvfree(conn->tx_ring);
 	kfree(conn);
 }
 
@@ -291,6 +298,7 @@ static bool ipoib_cm_step(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev,
 		}
 		conn->mtu = min_t(u32, pd.mtu, IPOIB_CM_BUF_SIZE) -
 			    IPOIB_ENCAP_LEN;
+		conn->csum_pending = pd.caps & IPOIB_CM_CAP_CSUM;
 		ret = ipoib_cm_modify(conn, conn->cm_id, IB_QPS_RTR, 0);
 		if (!ret)
 			ret = ipoib_cm_modify(conn, conn->cm_id, IB_QPS_RTS, 0);
@@ -638,6 +646,7 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	conn->uc = req->qp_type == IB_QPT_UC;
 	conn->cm_id = id;
 	conn->mtu = min_t(u32, pd.mtu, IPOIB_CM_BUF_SIZE) - IPOIB_ENCAP_LEN;
+	conn->csum_pending = pd.caps & IPOIB_CM_CAP_CSUM;
 	conn->qp = ipoib_cm_create_qp(priv, conn, req->qp_type);
 	if (IS_ERR(conn->qp)) {
 		conn->qp = NULL;
@@ -1001,6 +1010,9 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 			 priv->ca->attrs.max_cqe);
 	/* every connection's full send ring must fit in the send CQ */
 	priv->cm.max_conns = attr.cqe / priv->sendq_size;
+	/* a send gathers the skb's head and fragments where it can */
+	priv->cm.tx_sge = clamp_t(u32, priv->ca->attrs.max_send_sge, 1,
+				  IPOIB_CM_TX_SGE);
 	priv->cm.send_cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, NULL,
 					priv, &attr);
 	if (IS_ERR(priv->cm.send_cq))
@@ -1168,14 +1180,15 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 
 static void ipoib_cm_show_one(struct seq_file *m, struct ipoib_cm_conn *conn)
 {
-	seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u RQ: %s\n",
+	seq_printf(m, "GID: %pI6c QPN: 0x%06x %s %s %s MTU: %u RQ: %s TX-CSUM: %s\n",
 		   conn->peer + 4, (conn->peer[1] << 16) |
 		   (conn->peer[2] << 8) | conn->peer[3],
 		   conn->uc ? "UC" : "RC",
 		   conn->active ? "active" :
 		   conn->rx_only ? "rx-only" : "passive",
 		   ipoib_cm_state_names[conn->state], conn->mtu,
-		   conn->priv->cm.use_srq ? "srq" : "own");
+		   conn->priv->cm.use_srq ? "srq" : "own",
+		   conn->csum_pending ? "pending" : "complete");
 }
 
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)

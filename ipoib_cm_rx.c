@@ -169,14 +169,39 @@ fail:
 }
 
 /*
+ * A checksum-pending packet (ipoib_wire.h): the sender left its checksum
+ * to whoever needs it, and the RC transport vouched for every octet.
+ * Hand it up as if our own stack had sent it: CHECKSUM_PARTIAL, completed
+ * only if it is forwarded to a device that wants it complete.
+ */
+static bool ipoib_cm_rx_csum(struct ipoib_dev *priv, struct sk_buff *skb,
+			     __be32 imm)
+{
+	u16 start, offset;
+
+	if (ipoib_cm_csum_imm_parse((const u8 *)&imm, skb->len, &start,
+				    &offset) ||
+	    !pskb_may_pull(skb, start + offset + sizeof(__sum16))) {
+		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
+			       "connected mode: dropped a %u-octet packet whose checksum immediate data 0x%08x is out of bounds\n",
+			       skb->len, be32_to_cpu(imm));
+		atomic_long_inc(&priv->counters.cm_rx_bad_csum_imm);
+		return false;
+	}
+	atomic_long_inc(&priv->counters.cm_rx_csum_pending);
+	return skb_partial_csum_set(skb, start, offset);
+}
+
+/*
  * Turn a filled slot into an skb and deliver it. Small messages are
  * copied out of the first page; larger ones take the pages they filled as
  * fragments, which are replaced first: if memory is short the message is
  * dropped and the slot is reposted as it was.
  */
 static void ipoib_cm_deliver(struct ipoib_dev *priv,
-			     struct ipoib_cm_rx_buf *rx, unsigned int byte_len)
+			     struct ipoib_cm_rx_buf *rx, const struct ib_wc *wc)
 {
+	unsigned int byte_len = wc->byte_len;
 	struct page *pages[IPOIB_CM_RX_PAGES];
 	u64 mapping[IPOIB_CM_RX_PAGES];
 	struct net_device *dev = priv->dev;
@@ -246,6 +271,12 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 	skb_reset_network_header(skb);
 	skb->pkt_type = PACKET_HOST;
 	skb->dev = dev;
+	if ((wc->wc_flags & IB_WC_WITH_IMM) &&
+	    unlikely(!ipoib_cm_rx_csum(priv, skb, wc->ex.imm_data))) {
+		dev->stats.rx_dropped++;
+		dev_kfree_skb_any(skb);
+		return;
+	}
 	dev->stats.rx_packets++;
 	dev->stats.rx_bytes += skb->len;
 	napi_gro_receive(&priv->napi, skb);
@@ -284,7 +315,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		}
 	} else {
 		ipoib_cm_rx_seen(priv, wc->qp);
-		ipoib_cm_deliver(priv, &ring->buf[id], wc->byte_len);
+		ipoib_cm_deliver(priv, &ring->buf[id], wc);
 	}
 	if (ring->qp && (!ok || READ_ONCE(ring->closing))) {
 		/* its QP is going; a real error ends the connection */

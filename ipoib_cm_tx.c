@@ -18,42 +18,117 @@
 /* packets too big for UD that may wait for a connection, per peer */
 #define IPOIB_CM_QUEUE_LEN	8
 
+static void ipoib_cm_unmap_tx(struct ipoib_dev *priv,
+			      struct ipoib_cm_tx_buf *tx, unsigned int nfrags)
+{
+	struct sk_buff *skb = tx->skb;
+	unsigned int i;
+
+	ib_dma_unmap_single(priv->ca, tx->mapping[0], skb_headlen(skb),
+			    DMA_TO_DEVICE);
+	for (i = 0; i < nfrags; i++)
+		ib_dma_unmap_page(priv->ca, tx->mapping[i + 1],
+				  skb_frag_size(&skb_shinfo(skb)->frags[i]),
+				  DMA_TO_DEVICE);
+}
+
+/* Map the head and each fragment into @sge; on failure nothing stays mapped. */
+static int ipoib_cm_map_tx(struct ipoib_dev *priv, struct ipoib_cm_tx_buf *tx,
+			   struct ib_sge *sge)
+{
+	struct sk_buff *skb = tx->skb;
+	unsigned int i, nfrags = skb_shinfo(skb)->nr_frags;
+	u64 *map = tx->mapping;
+
+	map[0] = ib_dma_map_single(priv->ca, skb->data, skb_headlen(skb),
+				   DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(priv->ca, map[0])))
+		return -EIO;
+	sge[0].addr = map[0];
+	sge[0].length = skb_headlen(skb);
+	for (i = 0; i < nfrags; i++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+		map[i + 1] = ib_dma_map_page(priv->ca, skb_frag_page(frag),
+					     skb_frag_off(frag),
+					     skb_frag_size(frag),
+					     DMA_TO_DEVICE);
+		if (unlikely(ib_dma_mapping_error(priv->ca, map[i + 1]))) {
+			ipoib_cm_unmap_tx(priv, tx, i);
+			return -EIO;
+		}
+		sge[i + 1].addr = map[i + 1];
+		sge[i + 1].length = skb_frag_size(frag);
+	}
+	for (i = 0; i <= nfrags; i++)
+		sge[i].lkey = priv->pd->local_dma_lkey;
+	return nfrags + 1;
+}
+
+/*
+ * A checksum the stack left to us (CHECKSUM_PARTIAL): towards a peer that
+ * takes checksum-pending packets, say where it goes in the immediate data
+ * (ipoib_wire.h) and leave it; else complete it here, as the stack would
+ * have. 0, or an error if it could not be completed.
+ */
+static int ipoib_cm_tx_csum(struct ipoib_cm_conn *conn, struct sk_buff *skb,
+			    struct ib_send_wr *wr)
+{
+	struct ipoib_dev *priv = conn->priv;
+	int start;
+
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return 0;
+	/* from the IP header, behind the encapsulation header */
+	start = skb_checksum_start_offset(skb) - IPOIB_ENCAP_LEN;
+	if (conn->csum_pending && start >= 0 &&
+	    !ipoib_cm_csum_imm_pack((u8 *)&wr->ex.imm_data, start,
+				    skb->csum_offset)) {
+		wr->opcode = IB_WR_SEND_WITH_IMM;
+		atomic_long_inc(&priv->counters.cm_tx_csum_pending);
+		return 0;
+	}
+	return ipoib_csum_complete(priv, skb);
+}
+
 /* Send one skb (pseudo header still in front) over a live connection. */
 void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 {
 	struct ipoib_dev *priv = conn->priv;
 	struct net_device *dev = priv->dev;
-	struct ipoib_tx_buf *tx;
-	struct ib_sge sge;
+	struct ib_sge sge[IPOIB_CM_TX_SGE];
+	struct ipoib_cm_tx_buf *tx;
 	struct ib_send_wr wr = {
-		.sg_list = &sge,
-		.num_sge = 1,
+		.sg_list = sge,
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
 	unsigned int id, len;
-	u64 mapping;
+	int nsge;
 
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
-	if (unlikely(skb_linearize(skb)))
+	if (unlikely(ipoib_cm_tx_csum(conn, skb, &wr)))
 		goto drop;
-	/* the completion may free the skb before ib_post_send() returns */
-	len = skb->len;
-	mapping = ib_dma_map_single(priv->ca, skb->data, len, DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(priv->ca, mapping)))
+	/* more fragments than the QP gathers: one copy */
+	if (unlikely(skb_shinfo(skb)->nr_frags >= priv->cm.tx_sge &&
+		     skb_linearize(skb)))
 		goto drop;
 	id = conn->tx_head & (priv->sendq_size - 1);
 	tx = &conn->tx_ring[id];
 	tx->skb = skb;
-	tx->mapping = mapping;
-	sge.addr = mapping;
-	sge.length = len;
-	sge.lkey = priv->pd->local_dma_lkey;
+	nsge = ipoib_cm_map_tx(priv, tx, sge);
+	if (unlikely(nsge < 0)) {
+		tx->skb = NULL;
+		goto drop;
+	}
+	wr.num_sge = nsge;
 	wr.wr_id = id | IPOIB_OP_CM;
+	/* the completion may free the skb before ib_post_send() returns */
+	len = skb->len;
 	ipoib_tx_release_owner(skb);
 	if (unlikely(ib_post_send(conn->qp, &wr, NULL))) {
 		ipoib_warn_rl(priv, "CM post send failed\n");
-		ib_dma_unmap_single(priv->ca, mapping, len, DMA_TO_DEVICE);
+		ipoib_cm_unmap_tx(priv, tx, nsge - 1);
 		tx->skb = NULL;
 		dev->stats.tx_errors++;
 		dev_kfree_skb_any(skb);
@@ -259,15 +334,14 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
 	struct ipoib_cm_conn *conn = wc->qp->qp_context;
 	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
-	struct ipoib_tx_buf *tx;
+	struct ipoib_cm_tx_buf *tx;
 
 	if (unlikely(id >= priv->sendq_size)) {
 		ipoib_warn_rl(priv, "CM send completion for bad id %u\n", id);
 		return;
 	}
 	tx = &conn->tx_ring[id];
-	ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
-			    DMA_TO_DEVICE);
+	ipoib_cm_unmap_tx(priv, tx, skb_shinfo(tx->skb)->nr_frags);
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			ipoib_warn_rl(priv, "CM send error %d (vendor 0x%x), closing\n",

@@ -55,6 +55,10 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(cm_rx_misdirected),
 	IPOIB_OWN_STAT(cm_bad_pdata),
 	IPOIB_OWN_STAT(cm_rx_buffers),
+	IPOIB_OWN_STAT(cm_tx_csum_pending),
+	IPOIB_OWN_STAT(cm_rx_csum_pending),
+	IPOIB_OWN_STAT(cm_rx_bad_csum_imm),
+	IPOIB_OWN_STAT(tx_csum_sw),
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)

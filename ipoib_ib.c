@@ -591,6 +591,35 @@ static int ipoib_poll(struct napi_struct *napi, int budget)
 	return done;
 }
 
+/*
+ * A checksum the stack left to the device (CHECKSUM_PARTIAL), completed
+ * in software where nothing else will: the stack would have done the
+ * same had we not offered the offload.
+ */
+int ipoib_csum_complete(struct ipoib_dev *priv, struct sk_buff *skb)
+{
+	atomic_long_inc(&priv->counters.tx_csum_sw);
+	return skb_checksum_help(skb);
+}
+
+/*
+ * UD: an HCA with UD checksum offload computes IPv4 ones. Connected mode
+ * offers the stack checksum offload for its connections, so IPv6 and
+ * datagrams on other HCAs can reach here with the checksum still to do.
+ */
+static int ipoib_ud_tx_csum(struct ipoib_dev *priv, struct sk_buff *skb,
+			    struct ib_send_wr *wr)
+{
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return 0;
+	if ((priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM) &&
+	    skb->protocol == htons(ETH_P_IP)) {
+		wr->send_flags |= IB_SEND_IP_CSUM;
+		return 0;
+	}
+	return ipoib_csum_complete(priv, skb);
+}
+
 static void ipoib_tx_drop(struct ipoib_dev *priv, struct sk_buff *skb)
 {
 	priv->dev->stats.tx_dropped++;
@@ -638,7 +667,8 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		ipoib_tx_drop(priv, skb);
 		return NETDEV_TX_OK;
 	}
-	if (unlikely(skb_linearize(skb))) {
+	if (unlikely(ipoib_ud_tx_csum(priv, skb, &wr.wr) ||
+		     skb_linearize(skb))) {
 		ipoib_tx_drop(priv, skb);
 		return NETDEV_TX_OK;
 	}
@@ -658,9 +688,6 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	sge.length = len;
 	sge.lkey = priv->pd->local_dma_lkey;
 	wr.wr.wr_id = id;
-	/* only with NETIF_F_IP_CSUM, i.e. the HCA computes it */
-	if (skb->ip_summed == CHECKSUM_PARTIAL)
-		wr.wr.send_flags |= IB_SEND_IP_CSUM;
 
 	ipoib_tx_release_owner(skb);
 	if (unlikely(ib_post_send(priv->qp, &wr.wr, NULL))) {

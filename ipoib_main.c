@@ -310,11 +310,24 @@ int ipoib_set_mode(struct ipoib_dev *priv, u16 mode)
 	return 0;
 }
 
-/* Connected mode carries no checksum offload: the HCA does it for UD only. */
+/*
+ * Datagram mode: checksum offload only where the HCA computes IPv4
+ * checksums on UD; a UD message is one linear buffer. Connected mode
+ * gathers fragments and offers checksum offload for IPv4 and IPv6: the
+ * checksum is left to peers that take checksum-pending packets
+ * (ipoib_wire.h) and completed in software for the rest (ipoib_cm_tx.c).
+ * RXCSUM: trust what the transport vouches for (the HCA's UD checksum
+ * check; checksum-pending packets, which we accept only while it is on).
+ */
 static netdev_features_t ipoib_ndo_fix_features(struct net_device *dev,
 						netdev_features_t features)
 {
-	if (ipoib_priv(dev)->mode == IPOIB_MODE_CONNECTED)
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	if (priv->mode == IPOIB_MODE_CONNECTED)
+		return features;
+	features &= ~(NETIF_F_SG | NETIF_F_IPV6_CSUM);
+	if (!(priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM))
 		features &= ~NETIF_F_IP_CSUM;
 	return features;
 }
@@ -518,11 +531,10 @@ int ipoib_intf_prepare(struct ipoib_dev *priv, struct ipoib_hca *hca,
 	priv->pkey = ipoib_pkey_full(pkey);
 	priv->pkey_index = 0;
 
-	/* checksum offload only where the HCA does it for UD (not rxe) */
-	if (hca->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM) {
-		dev->hw_features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
-		dev->features |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
-	}
+	/* what each mode can do of these: ipoib_ndo_fix_features() */
+	dev->hw_features |= NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
+			    NETIF_F_RXCSUM;
+	dev->features |= dev->hw_features;
 
 	ret = rdma_query_gid(hca->ca, port, 0, &priv->local_gid);
 	if (ret) {

@@ -35,6 +35,10 @@
 #define PDATA_OFF_MAGIC		8	/* our extension */
 #define PDATA_OFF_CAPS		12
 
+/* Immediate data of a checksum-pending packet */
+#define CSUM_IMM_OFF_START	0
+#define CSUM_IMM_OFF_OFFSET	2
+
 #define PKEY_BASE_MASK		0x7fff
 
 static void ipw_put16(u8 *p, u16 v)
@@ -359,6 +363,61 @@ int ipoib_cm_pdata_parse(const u8 *buf, size_t len, struct ipoib_cm_pdata *pd)
 	if (len >= IPOIB_CM_PDATA_EXT_LEN &&
 	    ipw_get32(buf + PDATA_OFF_MAGIC) == IPOIB_CM_EXT_MAGIC)
 		pd->caps = ipw_get32(buf + PDATA_OFF_CAPS);
+	return 0;
+}
+
+/* where a checksum starts and where its 2-octet field ends, in bounds */
+static int ipw_csum_span_ok(u32 start, u32 offset, size_t ip_len)
+{
+	u32 end = start + offset + 2;
+
+	/* both bounded first: the sum cannot wrap */
+	if (start < IPOIB_CM_CSUM_MIN_START || start > IPOIB_CM_CSUM_MAX_END ||
+	    offset > IPOIB_CM_CSUM_MAX_END)
+		return 0;
+	return end <= IPOIB_CM_CSUM_MAX_END && end <= ip_len;
+}
+
+/**
+ * ipoib_cm_csum_imm_pack - immediate data of a checksum-pending packet
+ * @buf: 4 octets, the work request's immediate data as it goes on the wire
+ * @start: where the checksum starts, octets from the start of the IP packet
+ * @offset: where its field is, octets from @start
+ *
+ * Return: 0, or -1 (nothing written) if the field would not end within
+ * %IPOIB_CM_CSUM_MAX_END octets: the sender must then complete the
+ * checksum itself.
+ */
+int ipoib_cm_csum_imm_pack(u8 *buf, u32 start, u32 offset)
+{
+	if (!ipw_csum_span_ok(start, offset, IPOIB_CM_CSUM_MAX_END))
+		return -1;
+	ipw_put16(buf + CSUM_IMM_OFF_START, (u16)start);
+	ipw_put16(buf + CSUM_IMM_OFF_OFFSET, (u16)offset);
+	return 0;
+}
+
+/**
+ * ipoib_cm_csum_imm_parse - read the immediate data of a received packet
+ * @buf: the 4 octets of immediate data
+ * @ip_len: length of the IP packet it came with
+ * @start: where the checksum starts (octets from the IP header)
+ * @offset: where its field is, from @start
+ *
+ * Return: 0, or -1 (outputs untouched) if the field does not lie within
+ * the packet and the first %IPOIB_CM_CSUM_MAX_END octets, or starts inside
+ * the smallest IP header.
+ */
+int ipoib_cm_csum_imm_parse(const u8 *buf, size_t ip_len, u16 *start,
+			    u16 *offset)
+{
+	u16 s = ipw_get16(buf + CSUM_IMM_OFF_START);
+	u16 o = ipw_get16(buf + CSUM_IMM_OFF_OFFSET);
+
+	if (!ipw_csum_span_ok(s, o, ip_len))
+		return -1;
+	*start = s;
+	*offset = o;
 	return 0;
 }
 

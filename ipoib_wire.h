@@ -55,6 +55,24 @@ typedef unsigned long long u64;
 #define IPOIB_CM_EXT_MAGIC	0x49504f43u	/* "IPOC" */
 /* sender also transmits on connections its peer opened (RFC 4755 s3.3) */
 #define IPOIB_CM_CAP_BIDIR	0x1u
+/* sender accepts checksum-pending packets (below) on this connection */
+#define IPOIB_CM_CAP_CSUM	0x2u
+
+/*
+ * Checksum-pending packets: towards a peer that advertised
+ * IPOIB_CM_CAP_CSUM, a packet whose TCP/UDP checksum the stack left to the
+ * device goes as SEND with Immediate, the immediate data saying where the
+ * checksum starts and where its field lies (octets from the start of the
+ * IP packet, then from that start), as virtio-net's NEEDS_CSUM does. The
+ * RC transport's end-to-end ICRC already protects the octets, so neither
+ * side computes the checksum; the receiver hands the packet up as one
+ * whose checksum is still to be filled in (it completes it if forwarded).
+ * The encapsulation header is untouched: RFC 4391 s6 keeps its Reserved
+ * field zero. The field must end within the first IPOIB_CM_CSUM_MAX_END
+ * octets of the packet.
+ */
+#define IPOIB_CM_CSUM_MAX_END	256
+#define IPOIB_CM_CSUM_MIN_START	20	/* the smallest IP header */
 
 /* RFC 4755 section 3.5 service IDs: the RFC's and the Linux/OFED form */
 #define IPOIB_SID_RFC_BASE	0x0100000000000000ull
@@ -96,6 +114,10 @@ int ipoib_mgid_parse(const u8 *mgid, u8 *scope, u16 *sig, u16 *pkey);
 /* CM private data (pack writes IPOIB_CM_PDATA_EXT_LEN octets) and service IDs */
 void ipoib_cm_pdata_pack(u8 *buf, const struct ipoib_cm_pdata *pd);
 int ipoib_cm_pdata_parse(const u8 *buf, size_t len, struct ipoib_cm_pdata *pd);
+/* Immediate data of a checksum-pending packet (4 octets) */
+int ipoib_cm_csum_imm_pack(u8 *buf, u32 start, u32 offset);
+int ipoib_cm_csum_imm_parse(const u8 *buf, size_t ip_len, u16 *start,
+			    u16 *offset);
 u64 ipoib_sid_rfc(u32 qpn);
 u64 ipoib_sid_linux(u32 qpn);
 int ipoib_sid_qpn(u64 sid, u32 *qpn);

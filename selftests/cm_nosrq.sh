@@ -79,7 +79,7 @@ barrier one-iperf-done
 sed 's/^/#   /' "$dbg/${ifc}_cm"
 if [ "$ROLE" = A ]; then
 	check "1: A's connection is live on a receive queue of its own" \
-		grep -q ' live MTU: 65520 RQ: own$' "$dbg/${ifc}_cm"
+		grep -q ' live MTU: 65520 RQ: own ' "$dbg/${ifc}_cm"
 	check "1: A has no SRQ" test "$(srqs)" = 0
 	check "1: A's receive buffers: one ring of 256" \
 		test "$(stat_of cm_rx_buffers)" = 256
@@ -87,7 +87,7 @@ if [ "$ROLE" = A ]; then
 		sh -c "dmesg | grep -Eq 'rxe0: port 1: connected mode without a shared receive queue: at most [0-9]+ connections, 256 receive buffers each'"
 else
 	check "1: B's connection is live on its SRQ" \
-		grep -q ' live MTU: 65520 RQ: srq$' "$dbg/${ifc}_cm"
+		grep -q ' live MTU: 65520 RQ: srq ' "$dbg/${ifc}_cm"
 	check "1: B has its SRQ" test "$(srqs)" = 1
 	check "1: B's receive buffers: the SRQ's 256" \
 		test "$(stat_of cm_rx_buffers)" = 256

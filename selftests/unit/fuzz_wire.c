@@ -215,6 +215,32 @@ static void fuzz_pdata(const u8 *data, size_t size)
 		    pd2.caps == pd.caps);
 }
 
+static void fuzz_csum_imm(const u8 *data, size_t size)
+{
+	u16 start = 0, off = 0, s2 = 0, o2 = 0;
+	size_t ip_len;
+	u8 buf[4];
+	int ret;
+
+	if (size < 6)
+		return;
+	ip_len = be16(data + 4);
+	ret = ipoib_cm_csum_imm_parse(data, ip_len, &start, &off);
+	FUZZ_ASSERT(ret == 0 || ret == -1);
+	FUZZ_ASSERT((ret == 0) ==
+		    (be16(data) >= IPOIB_CM_CSUM_MIN_START &&
+		     (u32)be16(data) + be16(data + 2) + 2 <= IPOIB_CM_CSUM_MAX_END &&
+		     (u32)be16(data) + be16(data + 2) + 2 <= ip_len));
+	if (ret)
+		return;
+	/* what a receiver accepts, a sender can write: same octets */
+	FUZZ_ASSERT(start == be16(data) && off == be16(data + 2));
+	FUZZ_ASSERT(ipoib_cm_csum_imm_pack(buf, start, off) == 0);
+	FUZZ_ASSERT(!memcmp(buf, data, 4));
+	FUZZ_ASSERT(ipoib_cm_csum_imm_parse(buf, ip_len, &s2, &o2) == 0 &&
+		    s2 == start && o2 == off);
+}
+
 static void fuzz_sid(const u8 *data, size_t size)
 {
 	u64 sid = 0;
@@ -253,6 +279,7 @@ int FUZZ_ENTRY(const u8 *data, size_t size)
 	fuzz_lladdr_cmp(data, size);
 	fuzz_mgid(data, size);
 	fuzz_pdata(data, size);
+	fuzz_csum_imm(data, size);
 	fuzz_sid(data, size);
 	return 0;
 }

@@ -413,6 +413,54 @@ static void test_pdata(void)
 	      "pdata: pack/parse round trip");
 }
 
+/* our checksum-pending immediate data: start, then offset, big-endian */
+static void test_csum_imm(void)
+{
+	static const u8 tcp4[4] = { 0x00, 0x14, 0x00, 0x10 };
+	u8 buf[8];
+	u16 start, off;
+
+	memset(buf, POISON, sizeof(buf));
+	check(ipoib_cm_csum_imm_pack(buf, 20, 16) == 0, "csum imm pack: TCP over IPv4");
+	check_bytes(buf, tcp4, sizeof(tcp4),
+		    "csum imm pack: start then offset, network order");
+	check(all_poison(buf + 4, 4), "csum imm pack: writes exactly 4 octets");
+
+	check(ipoib_cm_csum_imm_parse(buf, 60, &start, &off) == 0 &&
+	      start == 20 && off == 16,
+	      "csum imm parse: TCP over IPv4 round trip");
+	check(ipoib_cm_csum_imm_parse(buf, 38, &start, &off) == 0,
+	      "csum imm parse: field ending at the packet's end accepted");
+	start = off = 0xaaaa;
+	check(ipoib_cm_csum_imm_parse(buf, 37, &start, &off) == -1 &&
+	      start == 0xaaaa && off == 0xaaaa,
+	      "csum imm parse: field past the packet's end rejected, untouched");
+
+	memset(buf, POISON, sizeof(buf));
+	check(ipoib_cm_csum_imm_pack(buf, 19, 6) == -1 && all_poison(buf, 8),
+	      "csum imm pack: start inside the smallest IP header refused");
+	check(ipoib_cm_csum_imm_pack(buf, 240, 16) == -1 && all_poison(buf, 8),
+	      "csum imm pack: field ending beyond 256 octets refused");
+	check(ipoib_cm_csum_imm_pack(buf, 238, 16) == 0 &&
+	      ipoib_cm_csum_imm_parse(buf, 65520, &start, &off) == 0 &&
+	      start == 238 && off == 16,
+	      "csum imm: field ending at octet 256 accepted both ways");
+	check(ipoib_cm_csum_imm_pack(buf, 20, 0x10000 + 16) == -1,
+	      "csum imm pack: offset wider than 16 bits refused");
+	check(ipoib_cm_csum_imm_pack(buf, 0xffffffff, 0) == -1,
+	      "csum imm pack: a start that would wrap the end refused");
+
+	buf[0] = 0x00; buf[1] = 0x10; buf[2] = 0x00; buf[3] = 0x06;
+	check(ipoib_cm_csum_imm_parse(buf, 1000, &start, &off) == -1,
+	      "csum imm parse: start 16 rejected");
+	buf[0] = 0xff; buf[1] = 0xff; buf[2] = 0xff; buf[3] = 0xff;
+	check(ipoib_cm_csum_imm_parse(buf, 65520, &start, &off) == -1,
+	      "csum imm parse: all ones rejected (no wrap-around)");
+	buf[0] = 0x00; buf[1] = 0x28; buf[2] = 0xff; buf[3] = 0xf0;
+	check(ipoib_cm_csum_imm_parse(buf, 65520, &start, &off) == -1,
+	      "csum imm parse: offset 0xfff0 rejected");
+}
+
 /* RFC 4755 s3.5 */
 static void test_sid(void)
 {
@@ -467,6 +515,7 @@ int main(void)
 	test_pkey();
 	test_mgid();
 	test_pdata();
+	test_csum_imm();
 	test_sid();
 	printf("1..%d\n", n_tests);
 	if (n_failed)

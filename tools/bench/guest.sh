@@ -22,6 +22,8 @@
 #   BENCH_RC_SIZE  ib_send_bw -c RC message size (default 65536: one
 #                  connected-mode message, 65524 octets, rounded up)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
+#   BENCH_STEPS    the measurements to run, by name (default: all six);
+#                  udp_ib needs ud for its offered rate
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=SCRIPTDIR/../../selftests/lib.sh
@@ -34,6 +36,7 @@ GIDX=${BENCH_GID:-0}
 dir=$SHARED/bench
 res=$SHARED/result.env
 idx=$(($(printf '%d' "'$ROLE") - 64))
+STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc}
 IPERF_PORT=5201
 PERFTEST_PORT=18515
 
@@ -194,6 +197,11 @@ step_end() {
 	fi
 }
 
+# want NAME: NAME is one of the measurements asked for
+want() {
+	[[ " $STEPS " == *" $1 "* ]]
+}
+
 # --- bring-up, as in selftests/datagram.sh ---------------------------------
 mkdir -p "$dir"
 if [ "$ROLE" = A ]; then
@@ -244,6 +252,7 @@ udp_len=$((mtu - 20 - 8))
 iperf_step() {
 	local name=$1 ip=$2
 	shift 2
+	want "$name" || return 0
 	if [ "$ROLE" = B ]; then
 		serve "$name" $IPERF_PORT timeout $((T + 120)) \
 			iperf3 -s -1 -B "$ip" -p $IPERF_PORT
@@ -256,21 +265,38 @@ iperf_step() {
 # 1. TCP over ibN
 iperf_step tcp_ib $ib_ip -O 1
 
+# verbs_step NAME SIZE CMD...: B runs CMD as the server, A as the client
+# towards B's eth0 (perftest's out-of-band exchange); NAME_mbps is what B
+# received, NAME_tx_mbps what A sent
+verbs_step() {
+	local name=$1 size=$2
+	shift 2
+	want "$name" || return 0
+	if [ "$ROLE" = B ]; then
+		serve "$name" $PERFTEST_PORT timeout $((T + 120)) "$@"
+	elif client "$name" "$@" $eth_ip; then
+		put "${name}_tx_mbps" \
+			"$(perftest_mbps "$dir/$name.client.txt" "$size" || echo "")"
+		put "${name}_mbps" \
+			"$(perftest_mbps "$dir/$name.server.txt" "$size" || echo "")"
+	fi
+	step_end "$name"
+}
+
+# val KEY: what A recorded for KEY
+val() {
+	awk -F= -v k="$1" '$1 == k { v = substr($0, length(k) + 2) } END {
+		print v }' "$res"
+}
+
 # 2. raw UD verbs: B receives, A sends; the out-of-band exchange is TCP on
 # eth0. Duration mode: UD drops what the receiver cannot take, and an
 # iteration count would then never complete on the server.
-ud=(ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c UD -s "$UD_SIZE" -D "$T" -F
-	-p "$PERFTEST_PORT")
-if [ "$ROLE" = B ]; then
-	serve ud $PERFTEST_PORT timeout $((T + 120)) "${ud[@]}"
-elif client ud "${ud[@]}" $eth_ip; then
-	put ud_tx_mbps "$(perftest_mbps "$dir/ud.client.txt" || echo "")"
-fi
-step_end ud
+verbs_step ud "$UD_SIZE" ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c UD \
+	-s "$UD_SIZE" -D "$T" -F -p "$PERFTEST_PORT"
 udp_rate=0
-if [ "$ROLE" = A ]; then
-	ud_mbps=$(perftest_mbps "$dir/ud.server.txt" || echo "")
-	put ud_mbps "$ud_mbps"
+if [ "$ROLE" = A ] && want ud; then
+	ud_mbps=$(val ud_mbps)
 	# offered: the target, 0.9 x what raw UD delivered (else unlimited)
 	[ -z "$ud_mbps" ] ||
 		udp_rate=$(awk -v v="$ud_mbps" 'BEGIN { printf "%.1f", v * 0.9 }')
@@ -300,15 +326,8 @@ barrier cm-warm
 iperf_step tcp_cm $ib_ip -O 1
 
 # 6. raw RC verbs, one message per connected-mode message
-rc_cmd=(ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC -s "$RC_SIZE" -D "$T" -F
-	-p "$PERFTEST_PORT")
-if [ "$ROLE" = B ]; then
-	serve rc $PERFTEST_PORT timeout $((T + 120)) "${rc_cmd[@]}"
-elif client rc "${rc_cmd[@]}" $eth_ip; then
-	put rc_mbps "$(perftest_mbps "$dir/rc.server.txt" "$RC_SIZE" ||
-		perftest_mbps "$dir/rc.client.txt" "$RC_SIZE" || echo "")"
-fi
-step_end rc
+verbs_step rc "$RC_SIZE" ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC \
+	-s "$RC_SIZE" -D "$T" -F -p "$PERFTEST_PORT"
 
 ip -s link show "$ifc"
 ethtool -S "$ifc" 2>/dev/null | grep -v ': 0$' || true

@@ -14,6 +14,7 @@
 #   BENCH_GID       ib_send_bw GID index (default 0, the one ib_ipoib uses)
 #   BENCH_RC_SIZE   ib_send_bw -c RC message size (default 65536)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
+#   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
 #                   guests boot with slub_debug=- : allocator debugging
 #                   costs the skb-heavy paths more than the verbs path)
@@ -36,6 +37,7 @@ vm_args=(--env "BENCH_TIME=$t")
 [ -z "${BENCH_UD_SIZE:-}" ] || vm_args+=(--env "BENCH_UD_SIZE=$BENCH_UD_SIZE")
 [ -z "${BENCH_GID:-}" ] || vm_args+=(--env "BENCH_GID=$BENCH_GID")
 [ -z "${BENCH_RC_SIZE:-}" ] || vm_args+=(--env "BENCH_RC_SIZE=$BENCH_RC_SIZE")
+[ -z "${BENCH_STEPS:-}" ] || vm_args+=(--env "BENCH_STEPS=$BENCH_STEPS")
 [ -z "${BENCH_IPOIB_PARAMS:-}" ] ||
 	vm_args+=(--env "BENCH_IPOIB_PARAMS=$BENCH_IPOIB_PARAMS")
 [ "${BENCH_SLUB_DEBUG:-0}" = 1 ] || vm_args+=(--append "slub_debug=-")
@@ -63,7 +65,7 @@ others() {
 }
 
 rm -rf "$run" "$run.log"
-echo "bench: two guests of $kver, 6 measurements of ${t}s each (log: $run.log)"
+echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all six}) (log: $run.log)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 others "$out/others" &
 watcher=$!
@@ -125,7 +127,9 @@ udp_ib=$(val udp_ib_mbps)
 ud=$(val ud_mbps)
 tcp_eth=$(val tcp_eth_mbps)
 tcp_cm=$(val tcp_cm_mbps)
+# RC loses nothing: what A sent stands in if B printed no figure
 rc_raw=$(val rc_mbps)
+rc_raw=${rc_raw:-$(val rc_tx_mbps)}
 mtu=$(val mtu)
 udp_len='?'
 slub=off
