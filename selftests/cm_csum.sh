@@ -11,9 +11,14 @@
 #    TCP sees none wrong (a packet taken as verified would fail there);
 # 3. a peer that does not take them (rx-checksumming off when it accepted
 #    the connection) gets complete checksums, computed by us;
-# 4. datagram mode on rxe offers no offload at all.
+# 4. bad input: a hand-made peer (tools/cm_inject --data, a real RC QP)
+#    sends the same UDP datagram plain, with valid immediate data and with
+#    immediate data pointing outside the packet or into the IP header:
+#    those are counted and dropped, with a log line each, no warning.
+# Before all that, datagram mode on rxe offers no offload at all.
 GUESTS=2
 VM_TIMEOUT=700
+CM_INJECT=1
 . "$(dirname "$0")/lib.sh"
 
 ipoib_start
@@ -194,6 +199,39 @@ else
 fi
 check "3: no TCP/UDP checksum error" test "$(csum_errors)" = "$e0"
 barrier iperf-3
+
+# --- 4: bad input: immediate data from a hand-made peer ----------------
+# the UDP datagram is 92 octets; its checksum field starts at 20 + 6
+good=00140006
+bad=00100006,0014ffff,005a0006,ffffffff
+if [ "$ROLE" = B ]; then
+	cut -d: -f2-4 "$sys/address" | tr -d : >"$SHARED/qpn.B"
+	cut -d: -f5- "$sys/address" | tr -d : |
+		sed 's/\(....\)/\1:/g; s/:$//' >"$SHARED/gid.B"
+	echo 1 >/sys/module/ib_ipoib/parameters/cm_data_debug_level
+	bad0=$(stat_of cm_rx_bad_csum_imm)
+	pend0=$(stat_of cm_rx_csum_pending)
+	signal addr-shared
+	wait_for A injected 120
+	check "4: four bad immediate data counted" \
+		test $(($(stat_of cm_rx_bad_csum_imm) - bad0)) = 4
+	check "4: the good one taken as checksum-pending" \
+		test $(($(stat_of cm_rx_csum_pending) - pend0)) = 1
+	check "4: a log line for each bad one" test "$(dmesg |
+		grep -c 'checksum immediate data 0x[0-9a-f]* is out of bounds')" = 4
+	dmesg | grep 'immediate data' | sed 's/^/#   /'
+else
+	check "modprobe ib_umad (for cm_inject)" modprobe ib_umad
+	wait_for B addr-shared 60
+	"$inject" -l 0 -u 0x4444 -n 1 -w 10000 -e 1 -t -M "plain,$good,$bad" \
+		-S "0x$(cat "$SHARED/qpn.B")" valid "$(cat "$SHARED/gid.B")" \
+		>/tmp/data.out 2>&1
+	sed 's/^/#   /' /tmp/data.out
+	check "4: six messages sent and acknowledged over a real RC QP" \
+		test "$(grep -c 'type=DATA .*status=ok' /tmp/data.out)" = 6
+	signal injected
+fi
+barrier injected-done
 
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 finish

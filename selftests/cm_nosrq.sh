@@ -208,7 +208,11 @@ if [ "$ROLE" = B ]; then
 		sh -c "ip route get 10.20.0.1 | grep -q 'mtu 4092'"
 	check "3: B pings A with 30000 octets (fragmented to that MTU)" \
 		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+	sw0=$(stat_of tx_csum_sw)
 	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+	# connected mode offers checksum offload; UD on rxe cannot carry it
+	check "3: B completed its checksums for UD itself" \
+		test "$(stat_of tx_csum_sw)" -gt "$sw0"
 	check "3: B never connected to A" \
 		test "$(stat_of cm_connections)" = "$conns0"
 	check "3: no connection in B's debugfs" \

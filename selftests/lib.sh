@@ -15,6 +15,8 @@
 #                e.g. "debug_level=1 mcast_debug_level=1")
 #   VM_ALLOC_FAILURES_EXPECTED  set to 1 by a test that injects allocation
 #                failures: the kernel's reports of them are no problem
+#   CM_INJECT    set to 1 by a test that uses tools/cm_inject: built on the
+#                host first, $inject in the guests
 # A test takes one option: --module KO boots the guests with KO (built for
 # that kernel) instead of building this checkout's module.
 
@@ -51,6 +53,13 @@ if [ -z "${ROLE:-}" ]; then
 	rm -rf "$out"
 	mkdir -p "$out"
 	echo "TAP version 13"
+	if [ -n "${CM_INJECT:-}" ] &&
+		! make -s -C "$IPOIB_TOP/tools/cm_inject" >"$out/build.log" 2>&1; then
+		echo "1..1"
+		echo "not ok 1 - $test: build tools/cm_inject"
+		sed 's/^/# /' "$out/build.log"
+		exit 1
+	fi
 	if [ -z "$module" ] && ! make -s -C "$IPOIB_TOP" modules KVER="$kver" \
 		"${kmake_args[@]}" >"$out/build.log" 2>&1; then
 		echo "1..1"
@@ -105,6 +114,8 @@ fi
 VM_SLOW=${VM_SLOW:-1}
 # shellcheck source=../tools/vm/guest-lib.sh
 . "$IPOIB_TOP/tools/vm/guest-lib.sh"
+# shellcheck disable=SC2034 # for the tests that set CM_INJECT
+inject=$IPOIB_TOP/build/cm_inject/cm_inject
 
 # The ib_ipoib interface on an RDMA device's port: ipoib_if rxe0 [port]
 ipoib_if() {

@@ -417,6 +417,9 @@ static void test_pdata(void)
 static void test_csum_imm(void)
 {
 	static const u8 tcp4[4] = { 0x00, 0x14, 0x00, 0x10 };
+	static const u8 start16[4] = { 0x00, 0x10, 0x00, 0x06 };
+	static const u8 ones[4] = { 0xff, 0xff, 0xff, 0xff };
+	static const u8 off_big[4] = { 0x00, 0x28, 0xff, 0xf0 };
 	u8 buf[8];
 	u16 start, off;
 
@@ -431,7 +434,8 @@ static void test_csum_imm(void)
 	      "csum imm parse: TCP over IPv4 round trip");
 	check(ipoib_cm_csum_imm_parse(buf, 38, &start, &off) == 0,
 	      "csum imm parse: field ending at the packet's end accepted");
-	start = off = 0xaaaa;
+	start = 0xaaaa;
+	off = 0xaaaa;
 	check(ipoib_cm_csum_imm_parse(buf, 37, &start, &off) == -1 &&
 	      start == 0xaaaa && off == 0xaaaa,
 	      "csum imm parse: field past the packet's end rejected, untouched");
@@ -450,14 +454,11 @@ static void test_csum_imm(void)
 	check(ipoib_cm_csum_imm_pack(buf, 0xffffffff, 0) == -1,
 	      "csum imm pack: a start that would wrap the end refused");
 
-	buf[0] = 0x00; buf[1] = 0x10; buf[2] = 0x00; buf[3] = 0x06;
-	check(ipoib_cm_csum_imm_parse(buf, 1000, &start, &off) == -1,
+	check(ipoib_cm_csum_imm_parse(start16, 1000, &start, &off) == -1,
 	      "csum imm parse: start 16 rejected");
-	buf[0] = 0xff; buf[1] = 0xff; buf[2] = 0xff; buf[3] = 0xff;
-	check(ipoib_cm_csum_imm_parse(buf, 65520, &start, &off) == -1,
+	check(ipoib_cm_csum_imm_parse(ones, 65520, &start, &off) == -1,
 	      "csum imm parse: all ones rejected (no wrap-around)");
-	buf[0] = 0x00; buf[1] = 0x28; buf[2] = 0xff; buf[3] = 0xf0;
-	check(ipoib_cm_csum_imm_parse(buf, 65520, &start, &off) == -1,
+	check(ipoib_cm_csum_imm_parse(off_big, 65520, &start, &off) == -1,
 	      "csum imm parse: offset 0xfff0 rejected");
 }
 

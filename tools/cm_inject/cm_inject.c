@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "data_qp.h"
 #include "ipoib_wire.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -122,6 +123,7 @@
 #define REJ_REASON		10
 #define REJ_PRIVATE_DATA	84	/* after the 72-octet ARI */
 #define REP_LOCAL_QPN		12
+#define REP_STARTING_PSN	20
 #define REP_PRIVATE_DATA	36
 #define RTU_PRIVATE_DATA	8
 #define REJ_MSG_REQ		0
@@ -213,6 +215,7 @@ struct options {
 	bool rtu;		/* answer REPs with an RTU */
 	bool peers;		/* REQ k claims QPNs + k: one peer each */
 	bool dry_run;
+	const char *data;	/* --data LIST: messages after the RTU */
 };
 
 struct ctx {
@@ -227,6 +230,7 @@ struct ctx {
 	u32 tid;		/* low 32 bits of the next TID */
 	u32 psn;
 	unsigned int rng;
+	struct data_qp *data;	/* --data: the real QP behind the REQ */
 };
 
 static void put16(u8 *p, u16 v)
@@ -660,6 +664,80 @@ static const u8 *cm_of_packet(const u8 *p, size_t len, u16 proto, u8 *sgid)
 	return p;
 }
 
+/*
+ * --data: one IPoIB-CM message, the 4-octet encapsulation header and an
+ * IPv4 UDP datagram (192.0.2.1 -> 255.255.255.255, port 9, 64 zero
+ * octets) whose checksum field holds only the pseudo-header sum, as a
+ * sender leaving the checksum to the receiver has it.
+ */
+#define DATA_IP_LEN		(IPV4_HDR_MIN + UDP_HDR_LEN + 64)
+
+static size_t build_data_msg(u8 *msg)
+{
+	u8 *ip = msg + IPOIB_ENCAP_LEN, *udp = ip + IPV4_HDR_MIN;
+	u32 sum = 0;
+	unsigned int i;
+
+	memset(msg, 0, IPOIB_ENCAP_LEN + DATA_IP_LEN);
+	ipoib_encap_pack(msg, ETH_P_IP);
+	ip[0] = 0x45;
+	put16(ip + 2, DATA_IP_LEN);
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP_NUM;
+	put32(ip + 12, 0xc0000201);
+	put32(ip + 16, 0xffffffff);
+	for (i = 0; i < IPV4_HDR_MIN; i += 2)
+		sum += get16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(ip + 10, (u16)~sum);
+	put16(udp, 9);
+	put16(udp + 2, 9);
+	put16(udp + 4, UDP_HDR_LEN + 64);
+	/* pseudo header: addresses, protocol, UDP length */
+	sum = 0xc000 + 0x0201 + 0xffff + 0xffff + IPPROTO_UDP_NUM +
+	      UDP_HDR_LEN + 64;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(udp + 6, (u16)sum);
+	return IPOIB_ENCAP_LEN + DATA_IP_LEN;
+}
+
+/* After our RTU: connect the real QP and send what --data lists. */
+static void send_data(struct ctx *c, const struct options *o, const u8 *rep,
+		      const u8 *dgid, unsigned int seq)
+{
+	u8 msg[IPOIB_ENCAP_LEN + DATA_IP_LEN];
+	char list[256], imm_str[16], *item, *save;
+	size_t len = build_data_msg(msg);
+	unsigned int n = 0;
+	bool imm;
+	u32 v;
+
+	if (data_qp_connect(c->data, get24(rep + REP_LOCAL_QPN),
+			    get24(rep + REP_STARTING_PSN),
+			    (c->psn + seq) & IPOIB_QPN_MASK, dgid,
+			    c->gid_index, o->hop_limit, o->path_mtu)) {
+		printf("data connect=failed\n");
+		return;
+	}
+	snprintf(list, sizeof(list), "%s", o->data);
+	for (item = strtok_r(list, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save), n++) {
+		imm = strcmp(item, "plain");
+		v = imm ? (u32)strtoul(item, NULL, 16) : 0;
+		if (imm)
+			snprintf(imm_str, sizeof(imm_str), "0x%08x", v);
+		else
+			snprintf(imm_str, sizeof(imm_str), "none");
+		printf("sent type=DATA n=%u len=%zu imm=%s status=%s\n",
+		       n, len, imm_str,
+		       data_qp_send(c->data, msg, len, imm, v) ? "failed" :
+		       "ok");
+		fflush(stdout);
+	}
+}
+
 /* Print a CM answer to one of our REQs; 1 if it was one, else 0. */
 static int handle_answer(struct ctx *c, const struct options *o,
 			 const u8 *mad, const u8 *sgid)
@@ -699,8 +777,12 @@ static int handle_answer(struct ctx *c, const struct options *o,
 		} else if (o->rtu) {
 			build_rtu_of_rep(umad_get_mad(c->umad), m,
 					 c->tid + o->count + rid - o->comm_id);
-			if (!send_mad(c, o, sgid))
+			if (!send_mad(c, o, sgid)) {
 				printf("sent type=RTU comm_id=0x%08x\n", rid);
+				if (c->data)
+					send_data(c, o, m, sgid,
+						  rid - o->comm_id);
+			}
 		}
 		return 1;
 	case CM_ATTR_MRA:
@@ -766,6 +848,7 @@ static void close_all(struct ctx *c)
 		umad_close_port(c->fd);
 	if (c->sock >= 0)
 		close(c->sock);
+	data_qp_close(c->data);
 	free(c->umad);
 }
 
@@ -801,6 +884,12 @@ static void show_help(FILE *f)
 		"  -N, --peers           REQ k claims local and UD QPN + k, so\n"
 		"                        that each looks like another peer\n"
 		"  -D, --dry-run         print the MADs (mad=...), send nothing\n"
+		"  -M, --data LIST       with --rtu and one REQ: a real RC QP\n"
+		"                        makes the REQ (its QPN replaces -l);\n"
+		"                        after the RTU it sends one IPv4 UDP\n"
+		"                        message per item: 'plain' (Send) or\n"
+		"                        hexadecimal immediate data (Send with\n"
+		"                        Immediate: a checksum-pending packet)\n"
 		"VARIANT (private data):\n");
 	for (i = 0; i < ARRAY_SIZE(variants); i++)
 		fprintf(f, "  %-10s %s\n", variants[i].name, variants[i].help);
@@ -871,6 +960,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "expect", required_argument, NULL, 'e' },
 		{ "reject-rep", no_argument, NULL, 'j' },
 		{ "rtu", no_argument, NULL, 't' },
+		{ "data", required_argument, NULL, 'M' },
 		{ "peers", no_argument, NULL, 'N' },
 		{ "dry-run", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
@@ -881,7 +971,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv,
-				  "d:i:g:S:R:l:u:m:n:c:k:P:H:Us:w:e:jtNDh",
+				  "d:i:g:S:R:l:u:m:n:c:k:P:H:Us:w:e:jtNDM:h",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -966,6 +1056,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 't':
 			o->rtu = true;
 			break;
+		case 'M':
+			o->data = optarg;
+			break;
 		case 'N':
 			o->peers = true;
 			break;
@@ -1002,6 +1095,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if ((o->reject_rep || o->rtu) && !o->wait_ms) {
 		fprintf(stderr, "--reject-rep and --rtu need --wait\n");
+		return -1;
+	}
+	if (o->data && (!o->rtu || o->count != 1 || o->dry_run)) {
+		fprintf(stderr, "--data needs --rtu and a single REQ\n");
 		return -1;
 	}
 	if (o->expect < 0)
@@ -1049,6 +1146,12 @@ int main(int argc, char **argv)
 
 	if (find_sgid(&o, &c) || read_node_guid(&o, &c))
 		goto out;
+	if (o.data) {
+		c.data = data_qp_open(o.dev_name, o.port);
+		if (!c.data)
+			goto out;
+		o.local_qpn = data_qp_num(c.data);
+	}
 	if (!o.dry_run && open_umad(&c, &o))
 		goto out;
 	if (!o.dry_run && o.wait_ms && open_sniffer(&c, &o))
