@@ -430,6 +430,7 @@ struct ipoib_cm {
 	DECLARE_HASHTABLE(by_qp, 6);	/* by QP, for receive completions */
 	atomic_t tx_stopped;		/* a full connection stopped the queue */
 	unsigned int tx_sge;		/* gather entries per send */
+	struct ib_sge tx_sg_list[IPOIB_CM_TX_SGE]; /* under lock: sends */
 	struct list_head start_list;	/* xmit -> start_work */
 	struct list_head superseded;	/* lost crossings, awaiting REJ */
 	struct work_struct start_work;

@@ -177,7 +177,7 @@ static struct ib_qp *ipoib_cm_create_qp(struct ipoib_dev *priv,
 	};
 
 	/* in process context, where a ring of this size can be had */
-	if (!conn->tx_ring) {
+	if (!conn->tx_ring && !conn->rx_only) {
 		conn->tx_ring = kvcalloc(priv->sendq_size,
 					 sizeof(*conn->tx_ring), GFP_KERNEL);
 		if (!conn->tx_ring)

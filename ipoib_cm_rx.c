@@ -11,6 +11,9 @@
  * and the ring's generation, so a completion never needs wc->qp and one
  * left over from a closed ring cannot land in the ring reusing its slot.
  */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
 #include "ipoib.h"
 #include "ipoib_cm.h"
 
@@ -177,19 +180,28 @@ fail:
 static bool ipoib_cm_rx_csum(struct ipoib_dev *priv, struct sk_buff *skb,
 			     __be32 imm)
 {
+	unsigned int hlen = sizeof(struct ipv6hdr);
 	u16 start, offset;
 
 	if (ipoib_cm_csum_imm_parse((const u8 *)&imm, skb->len, &start,
 				    &offset) ||
-	    !pskb_may_pull(skb, start + offset + sizeof(__sum16))) {
-		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
-			       "connected mode: dropped a %u-octet packet whose checksum immediate data 0x%08x is out of bounds\n",
-			       skb->len, be32_to_cpu(imm));
-		atomic_long_inc(&priv->counters.cm_rx_bad_csum_imm);
-		return false;
-	}
+	    !pskb_may_pull(skb, start + offset + sizeof(__sum16)))
+		goto bad;
+	/* only the IP payload can hold a checksum left to us */
+	if (skb->protocol == htons(ETH_P_IP))
+		hlen = ip_hdr(skb)->ihl * 4;
+	else if (skb->protocol != htons(ETH_P_IPV6))
+		goto bad;
+	if (start < hlen || !skb_partial_csum_set(skb, start, offset))
+		goto bad;
 	atomic_long_inc(&priv->counters.cm_rx_csum_pending);
-	return skb_partial_csum_set(skb, start, offset);
+	return true;
+bad:
+	ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
+		       "connected mode: dropped a %u-octet packet whose checksum immediate data 0x%08x is out of bounds\n",
+		       skb->len, be32_to_cpu(imm));
+	atomic_long_inc(&priv->counters.cm_rx_bad_csum_imm);
+	return false;
 }
 
 /*

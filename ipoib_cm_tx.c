@@ -91,12 +91,15 @@ static int ipoib_cm_tx_csum(struct ipoib_cm_conn *conn, struct sk_buff *skb,
 	return ipoib_csum_complete(priv, skb);
 }
 
-/* Send one skb (pseudo header still in front) over a live connection. */
+/*
+ * Send one skb (pseudo header still in front) over a live connection.
+ * cm_lock held: it also guards the gather list.
+ */
 void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 {
 	struct ipoib_dev *priv = conn->priv;
 	struct net_device *dev = priv->dev;
-	struct ib_sge sge[IPOIB_CM_TX_SGE];
+	struct ib_sge *sge = priv->cm.tx_sg_list;
 	struct ipoib_cm_tx_buf *tx;
 	struct ib_send_wr wr = {
 		.sg_list = sge,
@@ -109,9 +112,9 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_cm_tx_csum(conn, skb, &wr)))
 		goto drop;
-	/* more fragments than the QP gathers: one copy */
-	if (unlikely(skb_shinfo(skb)->nr_frags >= priv->cm.tx_sge &&
-		     skb_linearize(skb)))
+	/* more fragments than the QP gathers, or a chain of skbs: one copy */
+	if (unlikely((skb_shinfo(skb)->nr_frags >= priv->cm.tx_sge ||
+		      skb_has_frag_list(skb)) && skb_linearize(skb)))
 		goto drop;
 	id = conn->tx_head & (priv->sendq_size - 1);
 	tx = &conn->tx_ring[id];

@@ -317,7 +317,8 @@ int ipoib_set_mode(struct ipoib_dev *priv, u16 mode)
  * checksum is left to peers that take checksum-pending packets
  * (ipoib_wire.h) and completed in software for the rest (ipoib_cm_tx.c).
  * RXCSUM: trust what the transport vouches for (the HCA's UD checksum
- * check; checksum-pending packets, which we accept only while it is on).
+ * check; checksum-pending packets, which connections made while it is on
+ * ask peers for).
  */
 static netdev_features_t ipoib_ndo_fix_features(struct net_device *dev,
 						netdev_features_t features)

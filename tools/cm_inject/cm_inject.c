@@ -671,6 +671,39 @@ static const u8 *cm_of_packet(const u8 *p, size_t len, u16 proto, u8 *sgid)
  * sender leaving the checksum to the receiver has it.
  */
 #define DATA_IP_LEN		(IPV4_HDR_MIN + UDP_HDR_LEN + 64)
+#define DATA_LIST_MAX		256
+
+/* A --data item: 'plain' (*imm false) or 32 bits of hexadecimal */
+static int parse_data_item(const char *item, bool *imm, u32 *v)
+{
+	unsigned long x;
+	char *end;
+
+	*imm = strcmp(item, "plain");
+	*v = 0;
+	if (!*imm)
+		return 0;
+	errno = 0;
+	x = strtoul(item, &end, 16);
+	if (errno || end == item || *end || x > UINT32_MAX)
+		return -1;
+	*v = (u32)x;
+	return 0;
+}
+
+static bool data_list_valid(const char *list)
+{
+	char buf[DATA_LIST_MAX], *item, *save;
+	bool imm;
+	u32 v;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (item = strtok_r(buf, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save))
+		if (parse_data_item(item, &imm, &v))
+			return false;
+	return true;
+}
 
 static size_t build_data_msg(u8 *msg)
 {
@@ -708,10 +741,10 @@ static void send_data(struct ctx *c, const struct options *o, const u8 *rep,
 		      const u8 *dgid, unsigned int seq)
 {
 	u8 msg[IPOIB_ENCAP_LEN + DATA_IP_LEN];
-	char list[256], imm_str[16], *item, *save;
+	char list[DATA_LIST_MAX], imm_str[16], *item, *save;
 	size_t len = build_data_msg(msg);
 	unsigned int n = 0;
-	bool imm;
+	bool imm, failed;
 	u32 v;
 
 	if (data_qp_connect(c->data, get24(rep + REP_LOCAL_QPN),
@@ -724,17 +757,18 @@ static void send_data(struct ctx *c, const struct options *o, const u8 *rep,
 	snprintf(list, sizeof(list), "%s", o->data);
 	for (item = strtok_r(list, ",", &save); item;
 	     item = strtok_r(NULL, ",", &save), n++) {
-		imm = strcmp(item, "plain");
-		v = imm ? (u32)strtoul(item, NULL, 16) : 0;
+		parse_data_item(item, &imm, &v);	/* checked at start */
 		if (imm)
 			snprintf(imm_str, sizeof(imm_str), "0x%08x", v);
 		else
 			snprintf(imm_str, sizeof(imm_str), "none");
+		/* a send that did not complete may still use the buffer */
+		failed = data_qp_send(c->data, msg, len, imm, v);
 		printf("sent type=DATA n=%u len=%zu imm=%s status=%s\n",
-		       n, len, imm_str,
-		       data_qp_send(c->data, msg, len, imm, v) ? "failed" :
-		       "ok");
+		       n, len, imm_str, failed ? "failed" : "ok");
 		fflush(stdout);
+		if (failed)
+			break;
 	}
 }
 
@@ -884,7 +918,8 @@ static void show_help(FILE *f)
 		"  -N, --peers           REQ k claims local and UD QPN + k, so\n"
 		"                        that each looks like another peer\n"
 		"  -D, --dry-run         print the MADs (mad=...), send nothing\n"
-		"  -M, --data LIST       with --rtu and one REQ: a real RC QP\n"
+		"  -M, --data LIST       with --rtu and one RC REQ, on RoCE\n"
+		"                        (P_Key index 0): a real RC QP\n"
 		"                        makes the REQ (its QPN replaces -l);\n"
 		"                        after the RTU it sends one IPv4 UDP\n"
 		"                        message per item: 'plain' (Send) or\n"
@@ -1097,8 +1132,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "--reject-rep and --rtu need --wait\n");
 		return -1;
 	}
-	if (o->data && (!o->rtu || o->count != 1 || o->dry_run)) {
-		fprintf(stderr, "--data needs --rtu and a single REQ\n");
+	if (o->data && (!o->rtu || o->count != 1 || o->dry_run ||
+			o->transport != TRANSPORT_RC)) {
+		fprintf(stderr, "--data needs --rtu, a single REQ and RC\n");
+		return -1;
+	}
+	if (o->data && (strlen(o->data) >= DATA_LIST_MAX ||
+			!data_list_valid(o->data))) {
+		fprintf(stderr, "--data: 'plain' or hex immediate data, comma-separated, < %d\n",
+			DATA_LIST_MAX);
 		return -1;
 	}
 	if (o->expect < 0)
