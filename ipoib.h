@@ -35,9 +35,11 @@
  * - Connected mode (ipoib_cm*.c): a connection's state changes under
  *   priv->cm.mutex; the two connection tables, the per-connection queues
  *   and states as xmit sees them also take priv->cm.lock (spinlock, BH
- *   off). xmit and debugfs read the tables under RCU; NAPI finds a
- *   connection by the value of wc->qp in priv->cm.by_qp under RCU, never
- *   dereferencing it (the QP may be gone, its completion still queued).
+ *   off), as does every post to a connection's send queue (the one
+ *   gather list, priv->cm.tx_sg_list, is filled under it). xmit and
+ *   debugfs read the tables under RCU; NAPI finds a connection by the
+ *   value of wc->qp in priv->cm.by_qp under RCU, never dereferencing it
+ *   (the QP may be gone, its completion still queued).
  *   Connections are freed with call_rcu() once out of all three tables,
  *   so those readers never see freed memory. Without an SRQ, each
  *   connection's receive ring sits in priv->cm.nonsrq[] (set under
