@@ -2,110 +2,30 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Sourced by every VM selftest. On the host (no ROLE in the environment) it
-# builds the module, boots the guests with the test script itself as the
-# guest program, prints TAP from what each guest reported and exits. In a
-# guest it provides the guest library and a few IPoIB helpers.
-#   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
-#   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
-#                that debug kernel instead (make check-debug); its VM time
-#                limit is IPOIB_DEBUG_SLOWDOWN (default 3) times the test's
-#   GUESTS       set by the test before sourcing: number of guests
-#   VM_TIMEOUT   set by the test before sourcing: seconds (default 300)
-#   IPOIB_MODPARAMS  ib_ipoib module parameters for ipoib_start (debugging,
-#                e.g. "debug_level=1 mcast_debug_level=1")
-#   VM_ALLOC_FAILURES_EXPECTED  set to 1 by a test that injects allocation
-#                failures: the kernel's reports of them are no problem
-#   CM_INJECT    set to 1 by a test that uses tools/cm_inject: built on the
-#                host first, $inject in the guests
+# hands the test to tools/vm/batch.sh, which builds the module, boots the
+# guests with the test as their program and prints TAP (IPOIB_KVER,
+# IPOIB_DEBUG_KERNEL, IPOIB_MODPARAMS: see there). In a guest it provides
+# the guest library and a few IPoIB helpers. A test states its needs in
+# lines of its own, before sourcing this file, that batch.sh reads:
+#   GUESTS=N     number of guests (default 2)
+#   VM_TIMEOUT=S seconds (default 300)
+#   VM_ALLOC_FAILURES_EXPECTED=1  the test injects allocation failures: the
+#                kernel's reports of them are no problem
+#   CM_INJECT=1  the test uses tools/cm_inject: built on the host first,
+#                $inject in the guests
 # A test takes one option: --module KO boots the guests with KO (built for
 # that kernel) instead of building this checkout's module.
 
 IPOIB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 if [ -z "${ROLE:-}" ]; then
-	set -u
-	kver=${IPOIB_KVER:-6.12.117+deb12-amd64}
-	timeout=${VM_TIMEOUT:-300}
-	test=$(basename "$0" .sh)
-	module=
-	vm_args=()
-	vm_env=()
-	kmake_args=()
+	# On the host: a batch of one (tools/vm/batch.sh reads the settings
+	# above from this script's text).
 	case ${1:-} in
-	--module) module=$(realpath "${2:?--module KO}") ;;
-	'') ;;
+	--module) exec "$IPOIB_TOP/tools/vm/batch.sh" --module "${2:?--module KO}" "$0" ;;
+	'') exec "$IPOIB_TOP/tools/vm/batch.sh" "$0" ;;
 	*) echo "usage: $0 [--module KO]" >&2; exit 2 ;;
 	esac
-	if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
-		DEBUG_KVER='' DEBUG_KDIR='' DEBUG_IMAGE='' DEBUG_MODROOT=''
-		# shellcheck source=/dev/null
-		. "$IPOIB_DEBUG_KERNEL"
-		kver=$DEBUG_KVER
-		timeout=$((timeout * ${IPOIB_DEBUG_SLOWDOWN:-3}))
-		# guests scale their own waits for what the test does not time
-		vm_env=(--env "VM_SLOW=${IPOIB_DEBUG_SLOWDOWN:-3}")
-		kmake_args=(KDIR="$DEBUG_KDIR")
-		# pci=noacpi: without it ACPI time-outs cost this kernel a minute
-		vm_args=(--kernel "$DEBUG_IMAGE" --modroot "$DEBUG_MODROOT"
-			--append pci=noacpi)
-	fi
-	out=$IPOIB_TOP/build/vm/runs/$test-$kver
-	rm -rf "$out"
-	mkdir -p "$out"
-	echo "TAP version 13"
-	if [ -n "${CM_INJECT:-}" ] &&
-		! make -s -C "$IPOIB_TOP/tools/cm_inject" >"$out/build.log" 2>&1; then
-		echo "1..1"
-		echo "not ok 1 - $test: build tools/cm_inject"
-		sed 's/^/# /' "$out/build.log"
-		exit 1
-	fi
-	if [ -z "$module" ] && ! make -s -C "$IPOIB_TOP" modules KVER="$kver" \
-		"${kmake_args[@]}" >"$out/build.log" 2>&1; then
-		echo "1..1"
-		echo "not ok 1 - $test: module build for $kver"
-		sed 's/^/# /' "$out/build.log"
-		exit 1
-	fi
-	[ -z "$module" ] || vm_args+=(--module "$module")
-	vm_args+=("${vm_env[@]}")
-	[ -z "${IPOIB_MODPARAMS:-}" ] ||
-		vm_args+=(--env "IPOIB_MODPARAMS=$IPOIB_MODPARAMS")
-	[ -z "${VM_ALLOC_FAILURES_EXPECTED:-}" ] ||
-		vm_args+=(--alloc-failures-expected)
-	"$IPOIB_TOP/tools/vm/run.sh" --kver "$kver" --guests "${GUESTS:-2}" \
-		--timeout "$timeout" --script "$(realpath "$0")" \
-		--out "$out" "${vm_args[@]}" >"$out/run.log" 2>&1
-	rc=$?
-	n=0
-	fails=0
-	for f in "$out"/shared/*.out; do
-		[ -f "$f" ] || continue
-		role=$(basename "$f" .out)
-		while IFS= read -r line; do
-			case $line in
-			"ok - "*) n=$((n + 1)); echo "ok $n - $role: ${line#ok - }" ;;
-			"not ok - "*) n=$((n + 1)); fails=$((fails + 1))
-				echo "not ok $n - $role: ${line#not ok - }" ;;
-			esac
-		done <"$f"
-	done
-	n=$((n + 1))
-	if [ $rc -eq 0 ]; then
-		echo "ok $n - $test: guests finished, kernel logs clean"
-	else
-		fails=$((fails + 1))
-		echo "not ok $n - $test: guests failed or kernel logs not clean"
-	fi
-	echo "1..$n"
-	if [ $fails -ne 0 ]; then
-		sed 's/^/# /' "$out/run.log"
-		for f in "$out"/shared/*.out; do
-			[ -f "$f" ] && sed "s|^|# $(basename "$f" .out): |" "$f"
-		done
-	fi
-	echo "# full logs: $out"
-	exit $((fails != 0))
 fi
 
 # --- guest side ---

@@ -41,13 +41,13 @@ echo "# $(dirname "$kenv")"
 step "build ib_ipoib for $DEBUG_KVER" \
 	make -s -C "$top" modules KVER="$DEBUG_KVER" KDIR="$DEBUG_KDIR"
 
-for t in $TESTS; do
-	tap "vm debug $t" env IPOIB_DEBUG_KERNEL="$kenv" "selftests/$t"
-done
+# shellcheck disable=SC2086 # test names are words
+tap "vm debug" env IPOIB_DEBUG_KERNEL="$kenv" tools/vm/batch.sh \
+	$(printf 'selftests/%s ' $TESTS)
 tap "vm debug fault injection" env IPOIB_DEBUG_KERNEL="$kenv" \
 	tools/debug-kernel/fault_injection.sh
 grep -h 'fault injection: ' \
-	"$top/build/vm/runs/fault_injection-$DEBUG_KVER"/shared/*.out 2>/dev/null |
+	"$top/build/vm/runs/fault_injection-$DEBUG_KVER"/shared/t/fault_injection/*.out 2>/dev/null |
 	sed 's/^# */# /'
 
 check_summary "make check-debug"

@@ -152,6 +152,8 @@ cd "$VM_CWD" || cd /
 bash "$VM_SCRIPT" </dev/null 2>&1 | tee "/shared/$ROLE.out"
 rc=${PIPESTATUS[0]}
 echo "guest-init: $VM_SCRIPT exited $rc at $(uptime_s) s"
+# the others' waits for this guest end now (guest-lib.sh wait_for)
+: >"/shared/flags/$ROLE.exited"
 
 dmesg >"/shared/$ROLE.dmesg" 2>&1
 echo "$rc" >"/shared/$ROLE.rc.tmp"

@@ -7,7 +7,9 @@
 #
 # Environment (set by guest-init.sh): ROLE (A, B, ...), ROLES ("A B ..."),
 # NGUESTS, SHARED (/shared, a 9p directory common to all guests and kept on
-# the host), KVER.
+# the host; in a shared boot, batch-guest.sh gives each test a directory of
+# its own below it), KVER, and VM_ABORT (the flag run.sh raises when a
+# guest died).
 #
 # Output follows a TAP-like style: `ok - DESC` / `not ok - DESC`, anything
 # else starts with `#`. run.sh's summary shows the ok / not ok lines.
@@ -16,6 +18,7 @@
 : "${ROLES:?}" "${SHARED:?}"
 
 VM_FLAGS=$SHARED/flags
+VM_ABORT=${VM_ABORT:-$VM_FLAGS/ABORT}
 VM_FAIL_FILE=/tmp/vm-failures.$ROLE
 mkdir -p "$VM_FLAGS"
 : >"$VM_FAIL_FILE"
@@ -84,16 +87,22 @@ signal() {
 
 # wait_for ROLE NAME [TIMEOUT]: wait until ROLE has signalled NAME (default
 # 60 s, times VM_SLOW: a wait for the other guest never measures anything).
-# On timeout, or when run.sh has seen another guest die (abort flag),
-# prints `not ok`, records the failure and returns 1 (ending a `set -e`
-# script, which then fails).
+# On timeout, when run.sh has seen another guest die (abort flag) or when
+# ROLE's script has ended without signalling NAME, prints `not ok`,
+# records the failure and returns 1 (ending a `set -e` script, which then
+# fails).
 wait_for() {
 	local who=$1 name=$2 timeout=$((${3:-60} * ${VM_SLOW:-1})) end
 	end=$(($(date +%s) + timeout))
 	while [ ! -e "$VM_FLAGS/$who.$name" ]; do
-		if [ -e "$VM_FLAGS/ABORT" ]; then
-			echo "not ok - wait for $who.$name (aborted: $(cat "$VM_FLAGS/ABORT"))"
+		if [ -e "$VM_ABORT" ]; then
+			echo "not ok - wait for $who.$name (aborted: $(cat "$VM_ABORT"))"
 			vm_fail "wait_for $who.$name aborted"
+			return 1
+		fi
+		if [ -e "$VM_FLAGS/$who.exited" ] && [ ! -e "$VM_FLAGS/$who.$name" ]; then
+			echo "not ok - wait for $who.$name ($who's script ended without it)"
+			vm_fail "wait_for $who.$name: $who ended"
 			return 1
 		fi
 		if [ "$(date +%s)" -ge "$end" ]; then

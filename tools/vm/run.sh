@@ -4,7 +4,7 @@
 # run.sh --kver KVER --guests N --script PATH [--timeout SECONDS] [--out DIR]
 #        [--module KO] [--no-module] [--env NAME=VALUE]...
 #        [--kernel IMAGE --modroot DIR] [--append ARGS] [--machine TYPE]
-#        [--alloc-failures-expected]
+#        [--smp N] [--alloc-failures-expected]
 #
 # Boot N (>= 2) QEMU/TCG guests (roles A, B, C, ...) of /boot/vmlinuz-KVER on
 # one virtual Ethernet segment, run `bash PATH` in each of them (see
@@ -25,6 +25,7 @@
 #                 them at /lib/modules/KVER
 #   --append ARGS more kernel command line
 #   --machine T   QEMU machine type (default q35)
+#   --smp N       vCPUs per guest (default 1; races need 2 to interleave)
 #   --alloc-failures-expected  the kernel's report of a failed allocation
 #                 (warn_alloc: "page allocation failure", "vmalloc error",
 #                 with its call trace) is no problem: fault injection
@@ -35,6 +36,8 @@
 # loads a module on the host or touches the host's network: the guests are
 # linked by a QEMU socket pair on 127.0.0.1 (2 guests) or a vde_switch on a
 # unix socket (3 or more).
+# The whole script is read before it runs: editing it meanwhile is safe.
+{
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,6 +63,7 @@ kernel=
 modroot=
 append=
 machine=q35
+smp=1
 alloc_ok=
 envs=()
 while [ $# -gt 0 ]; do
@@ -76,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--modroot) modroot=${2:?}; shift 2 ;;
 	--append) append=${2:?}; shift 2 ;;
 	--machine) machine=${2:?}; shift 2 ;;
+	--smp) smp=${2:?}; shift 2 ;;
 	--alloc-failures-expected) alloc_ok=1; shift ;;
 	-h | --help) usage ;;
 	*) echo "run.sh: unknown argument $1" >&2; usage ;;
@@ -89,6 +94,7 @@ if [ "$nguests" -lt 2 ] || [ "$nguests" -gt 26 ]; then
 	die "--guests must be 2..26"
 fi
 case $timeout in '' | *[!0-9]*) die "--timeout: not a number" ;; esac
+case $smp in [1-4]) ;; *) die "--smp must be 1..4" ;; esac
 kernel=${kernel:-/boot/vmlinuz-$kver}
 [ -r "$kernel" ] || die "no $kernel"
 kernel=$(readlink -f "$kernel")
@@ -262,7 +268,7 @@ start_guest() {
 	# q35: with the default i440fx machine, enabling each ACPI PCI
 	# interrupt link (LNKB..LNKD) takes ~2 s under TCG; q35 boots ~6 s faster.
 	qemu-system-x86_64 -name "ipoib-vm-$role" -machine "$machine" \
-		-accel tcg,thread=multi -cpu max -m 1024 -smp 1 \
+		-accel tcg,thread=multi -cpu max -m 1024 -smp "$smp" \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$out/console-$role.log" \
 		-kernel "$kernel" -initrd "$initrd" \
@@ -377,83 +383,8 @@ netdir=
 wall=$(elapsed)
 
 # --- judge ----------------------------------------------------------------
-# Kernel problems. Matched case-sensitively as extended regexps; "BUG" and
-# "Oops" as whole words so that e.g. "DEBUG" does not count. The checkers
-# of a debug kernel report through these too: KASAN ("BUG: KASAN:"),
-# lockdep ("WARNING: possible circular locking ...", "BUG: sleeping
-# function ..."), UBSAN, kmemleak, debugobjects, list and refcount debug.
-bad_patterns=(
-	'\bBUG\b'
-	'WARNING:'
-	'\bOops\b'
-	'refcount_t:'
-	'list_add corruption'
-	'list_del corruption'
-	'slab-out-of-bounds'
-	'hung_task'
-	'blocked for more than'
-	'unregister_netdevice: waiting'
-	'Kernel panic'
-	'general protection fault'
-	'Call Trace'
-	'\bUBSAN:'
-	'\bODEBUG:'
-	'unreferenced object 0x'
-	'suspected memory leak'
-	'trying to register non-static key'
-)
-
-# kernel_log FILE: FILE, less the reports of failed allocations if they are
-# expected (--alloc-failures-expected): from warn_alloc's first line to the
-# end of its call trace.
-kernel_log() {
-	if [ -z "$alloc_ok" ]; then
-		cat "$1"
-		return
-	fi
-	awk '/(page allocation failure|vmalloc error): / { skip = 1 }
-		!skip { print }
-		skip && /<\/TASK>/ { skip = 0 }' "$1"
-}
-
-# scan FILE KIND: print "PATTERN<TAB>LINE" for the first bad line of FILE.
-# KIND=console: only kernel lines count (they carry a printk timestamp);
-# lines of the test script's own output, e.g. `#   ` check output that may
-# quote dmesg, do not.
-scan() {
-	local file=$1 kind=$2 p line
-	[ -r "$file" ] || return 1
-	for p in "${bad_patterns[@]}"; do
-		if [ "$kind" = console ]; then
-			line=$(kernel_log "$file" | grep -aE '\[ *[0-9]+\.[0-9]+\]' |
-				grep -avE '^#' | grep -aE -m1 -- "$p") || continue
-		else
-			line=$(kernel_log "$file" | grep -aE -m1 -- "$p") || continue
-		fi
-		printf '%s\t%s\n' "$p" "$(printf '%s' "$line" | tr -d '\r' | cut -c1-200)"
-		return 0
-	done
-	return 1
-}
-
-# excerpt FILE: the kernel's report, from a few lines before the first bad
-# line on (a KASAN or lockdep report starts with a line of '=' and its
-# title), at most 100 lines.
-excerpt() {
-	local first p n
-	first=
-	for p in "${bad_patterns[@]}"; do
-		n=$(kernel_log "$1" | grep -anE -- "$p" | grep -avE '^[0-9]+:#' |
-			head -n1 | cut -d: -f1)
-		[ -n "$n" ] || continue
-		if [ -z "$first" ] || [ "$n" -lt "$first" ]; then
-			first=$n
-		fi
-	done
-	[ -n "$first" ] || return 0
-	first=$((first > 3 ? first - 3 : 1))
-	kernel_log "$1" | sed -n "$first,$((first + 99))p" | tr -d '\r'
-}
+# shellcheck source=tools/vm/kernel-log.sh
+. "$here/kernel-log.sh"
 
 failed=0
 echo
@@ -516,3 +447,5 @@ if [ "$failed" -eq 0 ]; then
 fi
 echo "run.sh: FAIL: $failed of $nguests guests failed ($kver, $(basename "$script"), ${wall}s wall) $out"
 exit 1
+exit
+}

@@ -7,8 +7,9 @@
 # Every role brings up rxe0 and pings every other role; A and B run
 # ibv_ud_pingpong (B serves, A connects).
 #
-# SMOKE_FAIL (set with run.sh --env SMOKE_FAIL=...) makes role A misbehave on
-# purpose, to show that the harness notices; selftest.sh uses it:
+# SMOKE_FAIL (set with run.sh --env SMOKE_FAIL=...) makes roles misbehave on
+# purpose, at once and instead of the smoke test, to show that the harness
+# notices; selftest.sh uses it. A list of ROLE:CASE, e.g. "A:check B:warn":
 #   check  a failing check            warn   "WARNING:" line in the kernel log
 #   panic  crash the guest kernel     hang   never finish
 # shellcheck disable=SC2317 # functions below are run through check
@@ -17,6 +18,21 @@ set -eu
 . "$VM_LIB"
 
 log "smoke test on $KVER as $ROLE of $ROLES"
+
+if [ -n "${SMOKE_FAIL:-}" ]; then
+	for f in $SMOKE_FAIL; do
+		[ "${f%%:*}" = "$ROLE" ] || continue
+		case ${f#*:} in
+		check) check "deliberate failure (SMOKE_FAIL=check)" false ;;
+		warn) echo "WARNING: test (SMOKE_FAIL=warn)" >/dev/kmsg ;;
+		panic) echo c >/proc/sysrq-trigger ;;
+		hang) log "SMOKE_FAIL=hang: sleeping"; sleep 100000 ;;
+		*) check "unknown SMOKE_FAIL=$f" false ;;
+		esac
+	done
+	barrier end
+	finish
+fi
 
 rxe_up
 barrier rxe-up
@@ -76,17 +92,6 @@ A)
 		timeout 90 ibv_ud_pingpong $pp_args "$(peer_ip B)"
 	;;
 esac
-
-if [ "$ROLE" = A ]; then
-	case ${SMOKE_FAIL:-} in
-	'') ;;
-	check) check "deliberate failure (SMOKE_FAIL=check)" false ;;
-	warn) echo "WARNING: test (SMOKE_FAIL=warn)" >/dev/kmsg ;;
-	panic) echo c >/proc/sysrq-trigger ;;
-	hang) log "SMOKE_FAIL=hang: sleeping"; sleep 100000 ;;
-	*) check "unknown SMOKE_FAIL=$SMOKE_FAIL" false ;;
-	esac
-fi
 
 barrier end
 finish

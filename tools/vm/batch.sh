@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# batch.sh [--module KO] TEST...
+#
+# Run VM selftests (selftests/*.sh, or any script that sources
+# selftests/lib.sh or tools/vm/guest-lib.sh), booting the guests once for
+# all the tests that can share them: those that want the same number of
+# guests (GUESTS=, default 2) of as many vCPUs (VM_SMP=, default 1), the
+# same module (TEST_HOOKS=1: the test build of make TEST_HOOKS=1) and the
+# same judgement of allocation failures (VM_ALLOC_FAILURES_EXPECTED=), in
+# the order given. The guests
+# run tools/vm/batch-guest.sh, which puts them back as they booted
+# between tests. Prints TAP: each guest's checks as "TEST: ROLE: ...",
+# then one result per test for its guests' exit status and its kernel log.
+# A test reads its settings from lines of its own that start with them
+# (GUESTS=, VM_SMP=, VM_TIMEOUT= seconds (default 300), CM_INJECT=1,
+# TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1).
+#   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
+#   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
+#                that debug kernel instead (make check-debug); its time
+#                limits are IPOIB_DEBUG_SLOWDOWN (default 3) times the tests'
+#   IPOIB_MODPARAMS  ib_ipoib module parameters for ipoib_start
+# Exits 0 iff every test passed.
+# The whole script is read before it runs: editing it meanwhile is safe.
+{
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kver=${IPOIB_KVER:-6.12.117+deb12-amd64}
+# --module KO: every test boots KO (a test build for TEST_HOOKS=1 tests)
+module=
+module_given=
+if [ "${1:-}" = --module ]; then
+	module=$(realpath "${2:?--module KO}")
+	module_given=1
+	shift 2
+fi
+[ $# -gt 0 ] || { echo "usage: $0 [--module KO] TEST..." >&2; exit 2; }
+
+slow=1
+vm_args=()
+kmake_args=()
+if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
+	DEBUG_KVER='' DEBUG_KDIR='' DEBUG_IMAGE='' DEBUG_MODROOT=''
+	# shellcheck source=/dev/null
+	. "$IPOIB_DEBUG_KERNEL"
+	kver=$DEBUG_KVER
+	slow=${IPOIB_DEBUG_SLOWDOWN:-3}
+	# guests scale their own waits for what the test does not time
+	vm_args=(--env "VM_SLOW=$slow")
+	kmake_args=(KDIR="$DEBUG_KDIR")
+	# pci=noacpi: without it ACPI time-outs cost this kernel a minute
+	vm_args+=(--kernel "$DEBUG_IMAGE" --modroot "$DEBUG_MODROOT"
+		--append pci=noacpi)
+fi
+[ -z "${IPOIB_MODPARAMS:-}" ] ||
+	vm_args+=(--env "IPOIB_MODPARAMS=$IPOIB_MODPARAMS")
+
+# setting TEST NAME DEFAULT: a test's own NAME=value line
+setting() {
+	local v
+	v=$(sed -n "s/^$2=\([0-9A-Za-z]*\).*/\1/p" "$1" | head -n1)
+	echo "${v:-$3}"
+}
+
+runs=$top/build/vm/runs
+mkdir -p "$runs"
+n=0
+fails=0
+tap() {	# tap OK|FAIL DESC
+	n=$((n + 1))
+	if [ "$1" = OK ]; then
+		echo "ok $n - $2"
+	else
+		fails=$((fails + 1))
+		echo "not ok $n - $2"
+	fi
+}
+
+echo "TAP version 13"
+# Tools first: a failed build fails every test it would have run.
+need_inject=
+need_hooks=
+declare -A group_of=() limit_of=()
+groups=()
+for t in "$@"; do
+	t=$(realpath "$t")
+	[ "$(setting "$t" CM_INJECT '')" = 1 ] && need_inject=1
+	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
+	# guests-smp-hooks-allocfail
+	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
+	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
+	[ -n "${group_of[$g]:-}" ] || groups+=("$g")
+	group_of[$g]="${group_of[$g]:-} $t"
+	limit_of[$t]=$(setting "$t" VM_TIMEOUT 300)
+done
+build_log=$runs/build-$kver.log
+if [ -n "$need_inject" ] &&
+	! make -s -C "$top/tools/cm_inject" >"$build_log" 2>&1; then
+	tap FAIL "build tools/cm_inject"
+	sed 's/^/# /' "$build_log"
+	echo "1..$n"
+	exit 1
+fi
+if [ -z "$module_given" ]; then
+	if ! make -s -C "$top" modules KVER="$kver" "${kmake_args[@]}" \
+		>"$build_log" 2>&1; then
+		tap FAIL "module build for $kver"
+		sed 's/^/# /' "$build_log"
+		echo "1..$n"
+		exit 1
+	fi
+	module=$top/build/$kver/ib_ipoib.ko
+fi
+hooks_module=$module
+if [ -n "$need_hooks" ] && [ -z "$module_given" ]; then
+	if ! make -s -C "$top" modules KVER="$kver" TEST_HOOKS=1 \
+		"${kmake_args[@]}" >"$build_log" 2>&1; then
+		tap FAIL "module build for $kver with TEST_HOOKS=1"
+		sed 's/^/# /' "$build_log"
+		echo "1..$n"
+		exit 1
+	fi
+	hooks_module=$top/build/$kver-hooks/ib_ipoib.ko
+fi
+
+# report OUT TEST: TAP of one test of a finished boot
+alloc_ok=
+# shellcheck source=tools/vm/kernel-log.sh
+. "$here/kernel-log.sh"
+report() {
+	local out=$1 name r f line problems=() secs=0 s m
+	name=$(basename "$2" .sh)
+	for r in $roles; do
+		f=$out/shared/t/$name/$r
+		if [ ! -e "$f.out" ]; then
+			problems+=("$r: not run (an earlier test stopped the guests)")
+			continue
+		fi
+		while IFS= read -r line; do
+			case $line in
+			"ok - "*) tap OK "$name: $r: ${line#ok - }" ;;
+			"not ok - "*) tap FAIL "$name: $r: ${line#not ok - }" ;;
+			esac
+		done <"$f.out"
+		if [ ! -e "$f.rc" ]; then
+			problems+=("$r: stopped during the test (see console-$r.log)")
+		elif [ "$(cat "$f.rc")" != 0 ]; then
+			problems+=("$r: exit status $(cat "$f.rc")")
+		fi
+		if m=$(scan "$f.dmesg" dmesg); then
+			problems+=("$r: kernel log matches '${m%%	*}': ${m#*	}")
+		fi
+		s=$(cat "$f.time" 2>/dev/null) && [ "$s" -gt "$secs" ] && secs=$s
+	done
+	if [ ${#problems[@]} -eq 0 ]; then
+		tap OK "$name: guests finished, kernel logs clean ($secs s)"
+		return
+	fi
+	tap FAIL "$name: guests failed or kernel logs not clean"
+	for m in "${problems[@]}"; do
+		echo "#   $m"
+	done
+	for r in $roles; do
+		f=$out/shared/t/$name/$r
+		[ -e "$f.out" ] && sed "s|^|# $name: $r: |" "$f.out"
+		[ -e "$f.dmesg" ] && scan "$f.dmesg" dmesg >/dev/null &&
+			excerpt "$f.dmesg" | sed "s|^|# $name: $r: dmesg: |"
+	done
+}
+
+for g in "${groups[@]}"; do
+	IFS=- read -r guests smp hooks allocfail <<<"$g"
+	tests=(${group_of[$g]})
+	items=
+	total=60
+	for t in "${tests[@]}"; do
+		items="$items $t:${limit_of[$t]}"
+		total=$((total + limit_of[$t] + 30))
+	done
+	if [ ${#tests[@]} -eq 1 ]; then
+		label=$(basename "${tests[0]}" .sh)
+	else
+		label=batch$guests
+		[ "$smp" = 1 ] || label=$label-smp$smp
+		[ "$hooks" = 0 ] || label=$label-hooks
+	fi
+	out=$runs/$label-$kver
+	rm -rf "$out"
+	mkdir -p "$out"
+	args=("${vm_args[@]}" --smp "$smp" --module "$module")
+	[ "$hooks" = 1 ] && args+=(--module "$hooks_module")
+	[ "$allocfail" = 1 ] && args+=(--alloc-failures-expected)
+	roles=$(echo ABCDEFGHIJKLMNOPQRSTUVWXYZ | cut -c1-"$guests" | sed 's/./& /g')
+	echo "# $label: ${#tests[@]} test(s) on $guests guests of $kver, logs in ${out#"$top"/}"
+	"$here/run.sh" --kver "$kver" --guests "$guests" \
+		--timeout $((total * slow)) --script "$here/batch-guest.sh" \
+		--out "$out" --env "BATCH_TESTS=${items# }" \
+		"${args[@]}" >"$out/run.log" 2>&1
+	rc=$?
+	for t in "${tests[@]}"; do
+		report "$out" "$t"
+	done
+	if [ $rc -eq 0 ]; then
+		tap OK "$label: guests booted once for ${#tests[@]} test(s), finished, console clean"
+	else
+		tap FAIL "$label: guests failed or console not clean"
+		sed 's/^/# /' "$out/run.log"
+	fi
+done
+echo "1..$n"
+exit $((fails != 0))
+exit
+}
