@@ -12,10 +12,11 @@ KVER ?= $(firstword $(foreach k,$(KVERS_SUPPORTED),\
 	6.12.117+deb12-amd64)
 KDIR ?= /lib/modules/$(KVER)/build
 TOP := $(CURDIR)
-OBJDIR := $(TOP)/build/$(KVER)
+# TEST_HOOKS=1: the race selftests' build (ipoib_test.c), kept apart
+OBJDIR := $(TOP)/build/$(KVER)$(if $(TEST_HOOKS),-hooks)
 SRCS := $(wildcard $(TOP)/*.c $(TOP)/*.h) $(TOP)/Kbuild
 W ?= 1
-KMAKE = $(MAKE) -C $(KDIR) M=$(OBJDIR) W=$(W)
+KMAKE = $(MAKE) -C $(KDIR) M=$(OBJDIR) W=$(W) $(if $(TEST_HOOKS),TEST_HOOKS=1)
 
 .PHONY: all modules modules_install clean lint unit fuzz check check-debug demo \
 	bench deps headers

@@ -58,6 +58,7 @@
 #define IPOIB_H
 
 #include <linux/netdevice.h>
+#include <linux/delay.h>
 #include <linux/mutex.h>
 #include <linux/list.h>
 #include <linux/kref.h>
@@ -159,6 +160,12 @@ struct ipoib_fabric_ops {
 	int (*path_resolve)(struct ipoib_dev *priv, struct ipoib_path *path);
 	void (*path_cancel)(struct ipoib_dev *priv, struct ipoib_path *path);
 	/*
+	 * Free path->fabric_priv where RCU readers (cm_path) may still
+	 * read it after path_cancel(): called once the path's grace
+	 * period has passed, in any context. NULL: nothing to free late.
+	 */
+	void (*path_free)(struct ipoib_path *path);
+	/*
 	 * Join mc->mgid (process context, from priv->wq), filling
 	 * mc->params. The fabric calls ipoib_mcast_joined() when the join
 	 * completes, possibly before returning, and again with an error if
@@ -202,6 +209,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_CM_UP,	/* listening, SRQ posted: connections welcome */
 	IPOIB_FLAG_DATAPATH,	/* open and the datapath up (ipoib_main.c) */
 	IPOIB_FLAG_PKEY_WAIT,	/* open, but our P_Key is not in the table */
+	IPOIB_FLAG_GID_CHECK,	/* GID table changed: is ours still GID 0? */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -210,6 +218,7 @@ struct ipoib_ah {
 	struct kref ref;
 	struct ipoib_dev *priv;
 	struct llist_node dead;
+	struct rcu_head rcu;		/* ipoib_ah_put_deferred() */
 };
 
 enum ipoib_path_state {
@@ -309,6 +318,7 @@ struct ipoib_counters {
 	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */
 	atomic_long_t cm_rx_bad_csum_imm; /* its immediate data out of bounds */
 	atomic_long_t tx_csum_sw;	/* checksums we completed for the stack */
+	atomic_long_t restarts;		/* datapath restarts done */
 	atomic_long_t path_resolutions;
 	atomic_long_t mcast_joins;
 };
@@ -523,12 +533,17 @@ int ipoib_ib_init(struct ipoib_dev *priv);
 void ipoib_ib_cleanup(struct ipoib_dev *priv);
 int ipoib_ib_open(struct ipoib_dev *priv);
 void ipoib_ib_stop(struct ipoib_dev *priv);
+int ipoib_ib_set_qkey(struct ipoib_dev *priv, u32 qkey);
+void ipoib_arm_cq(struct ipoib_dev *priv, struct ib_cq *cq);
 int ipoib_csum_complete(struct ipoib_dev *priv, struct sk_buff *skb);
+void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
+		      unsigned int mtu);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey);
 struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,
 				 struct rdma_ah_attr *attr);
 void ipoib_ah_put(struct ipoib_ah *ah);
+void ipoib_ah_put_deferred(struct ipoib_ah *ah);
 static inline void ipoib_ah_get(struct ipoib_ah *ah)
 {
 	kref_get(&ah->ref);
@@ -621,6 +636,34 @@ void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m);
 
 /* ipoib_ethtool.c */
 void ipoib_set_ethtool_ops(struct net_device *dev);
+
+/*
+ * ipoib_test.c, in test builds only (make TEST_HOOKS=1; never in the
+ * module users load): holds that widen race windows for the race
+ * selftests. A restart asked for through the test_restart parameter
+ * holds the next transmit between its look at the QP state and its post,
+ * and the restart between its teardown and its bring-up.
+ */
+#ifdef IPOIB_TEST_HOOKS
+void ipoib_test_xmit_delay(void);
+extern unsigned int ipoib_test_restart_gap_ms;
+
+static inline void ipoib_test_restart_gap(void)
+{
+	unsigned int ms = READ_ONCE(ipoib_test_restart_gap_ms);
+
+	if (ms)
+		msleep(ms);
+}
+#else
+static inline void ipoib_test_xmit_delay(void)
+{
+}
+
+static inline void ipoib_test_restart_gap(void)
+{
+}
+#endif
 
 #define ipoib_warn_rl(priv, fmt, ...)					\
 	net_ratelimited_function(netdev_warn, (priv)->dev, fmt, ##__VA_ARGS__)

@@ -35,6 +35,8 @@ static void ipoib_path_free_rcu(struct rcu_head *head)
 {
 	struct ipoib_path *path = container_of(head, struct ipoib_path, rcu);
 
+	if (path->priv->fabric->path_free)
+		path->priv->fabric->path_free(path);
 	ipoib_ah_put(path->ah);
 	kfree(path);
 }
@@ -47,7 +49,7 @@ static void ipoib_path_destroy(struct ipoib_dev *priv, struct ipoib_path *path)
 	cancel_work_sync(&path->resolved_work);
 	/* a cancelled resolved_work leaves the attribute's GID reference */
 	rdma_destroy_ah_attr(&path->ah_attr);
-	priv->dev->stats.tx_dropped += skb_queue_len(&path->queue);
+	DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&path->queue));
 	skb_queue_purge(&path->queue);
 	call_rcu(&path->rcu, ipoib_path_free_rcu);
 }
@@ -108,7 +110,7 @@ static void ipoib_path_resolved_work(struct work_struct *work)
 		/* RFC 4391 s12: say why traffic to this peer is lost */
 		ipoib_warn_rl(priv, "no path to %pI6: %d\n", path->dgid.raw,
 			      status);
-		priv->dev->stats.tx_dropped += skb_queue_len(&queue);
+		DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&queue));
 		__skb_queue_purge(&queue);
 		return;
 	}
@@ -136,7 +138,29 @@ static struct ipoib_path *ipoib_path_new(struct ipoib_dev *priv,
 	return path;
 }
 
-/* Slow path: no ready path. Queue a few packets while resolution runs. */
+/*
+ * A ready path (under rcu_read_lock or in ndo_start_xmit): connected mode
+ * where the peer and the packet allow it, else UD.
+ */
+static netdev_tx_t ipoib_path_send(struct ipoib_dev *priv,
+				   struct sk_buff *skb, struct ipoib_path *path,
+				   const struct ipoib_lladdr *dst)
+{
+	WRITE_ONCE(path->last_used, jiffies);
+	if (priv->mode == IPOIB_MODE_CONNECTED) {
+		int taken = ipoib_cm_xmit(priv, skb, path, dst);
+
+		if (taken)
+			return taken < 0 ? NETDEV_TX_BUSY : NETDEV_TX_OK;
+	}
+	return ipoib_ud_send(priv, skb, path->ah, dst->qpn,
+			     READ_ONCE(priv->qkey));
+}
+
+/*
+ * Slow path (under rcu_read_lock): no ready path. Queue a few packets
+ * while resolution runs.
+ */
 static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 				    struct sk_buff *skb,
 				    const struct ipoib_lladdr *dst)
@@ -161,7 +185,7 @@ static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 	} else if (path->state == IPOIB_PATH_READY) {
 		/* became ready since the lockless look */
 		spin_unlock_bh(&priv->path_lock);
-		return ipoib_ud_send(priv, skb, path->ah, dst->qpn, priv->qkey);
+		return ipoib_path_send(priv, skb, path, dst);
 	} else if (path->state == IPOIB_PATH_FAILED) {
 		if (time_before(jiffies, path->failed_at + IPOIB_PATH_RETRY))
 			goto drop;
@@ -180,7 +204,7 @@ static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 drop:
 	spin_unlock_bh(&priv->path_lock);
 	atomic_long_inc(&priv->counters.tx_no_path);
-	priv->dev->stats.tx_dropped++;
+	DEV_STATS_INC(priv->dev, tx_dropped);
 	dev_kfree_skb_any(skb);
 	return NETDEV_TX_OK;
 }
@@ -196,22 +220,12 @@ netdev_tx_t ipoib_path_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	path = ipoib_path_find(priv, dst->gid);
 	/* acquire pairs with the release that published path->ah */
 	state = path ? smp_load_acquire(&path->state) : IPOIB_PATH_FAILED;
-	if (likely(state == IPOIB_PATH_READY)) {
-		WRITE_ONCE(path->last_used, jiffies);
-		if (priv->mode == IPOIB_MODE_CONNECTED) {
-			int taken = ipoib_cm_xmit(priv, skb, path, dst);
-
-			if (taken) {
-				rcu_read_unlock();
-				return taken < 0 ? NETDEV_TX_BUSY : NETDEV_TX_OK;
-			}
-		}
-		ret = ipoib_ud_send(priv, skb, path->ah, dst->qpn, priv->qkey);
-		rcu_read_unlock();
-		return ret;
-	}
+	if (likely(state == IPOIB_PATH_READY))
+		ret = ipoib_path_send(priv, skb, path, dst);
+	else
+		ret = ipoib_path_queue(priv, skb, dst);
 	rcu_read_unlock();
-	return ipoib_path_queue(priv, skb, dst);
+	return ret;
 }
 
 /* Take paths out of the table: all of them, or those idle too long. */

@@ -356,7 +356,7 @@ live:
 			__skb_queue_tail(&too_big, skb);
 		} else if (ipoib_cm_tx_full(conn)) {
 			/* only with a send queue shorter than this queue */
-			priv->dev->stats.tx_dropped++;
+			DEV_STATS_INC(priv->dev, tx_dropped);
 			dev_kfree_skb_any(skb);
 		} else {
 			ipoib_cm_send(conn, skb);
@@ -364,7 +364,7 @@ live:
 	}
 	spin_unlock_bh(&priv->cm.lock);
 	while ((skb = __skb_dequeue(&too_big)))
-		ipoib_cm_too_big(priv, skb, conn->mtu);
+		ipoib_tx_too_big(priv, skb, conn->mtu);
 	return false;
 
 fail:
@@ -1113,8 +1113,8 @@ int ipoib_cm_open(struct ipoib_dev *priv)
 		ret = ipoib_cm_listen(priv, 1, ipoib_sid_rfc(qpn));
 	if (ret)
 		goto fail_listen;
-	ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP);
-	ib_req_notify_cq(priv->cm.send_cq, IB_CQ_NEXT_COMP);
+	ipoib_arm_cq(priv, priv->cm.recv_cq);
+	ipoib_arm_cq(priv, priv->cm.send_cq);
 	set_bit(IPOIB_FLAG_CM_UP, &priv->flags);
 	queue_delayed_work(priv->cm.wq, &priv->cm.gc_work, IPOIB_CM_IDLE / 4);
 	return 0;

@@ -43,8 +43,6 @@ void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn, bool drained);
 
 /* ipoib_cm_tx.c */
 void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb);
-void ipoib_cm_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
-		      unsigned int mtu);
 void ipoib_cm_flush_to_ud(struct ipoib_cm_conn *conn);
 
 #endif

@@ -175,7 +175,8 @@ fail:
  * A checksum-pending packet (ipoib_wire.h): the sender left its checksum
  * to whoever needs it, and the RC transport vouched for every octet.
  * Hand it up as if our own stack had sent it: CHECKSUM_PARTIAL, completed
- * only if it is forwarded to a device that wants it complete.
+ * only if it is forwarded to a device that wants it complete (or at once,
+ * if rx-checksumming is off now).
  */
 static bool ipoib_cm_rx_csum(struct ipoib_dev *priv, struct sk_buff *skb,
 			     __be32 imm)
@@ -195,6 +196,14 @@ static bool ipoib_cm_rx_csum(struct ipoib_dev *priv, struct sk_buff *skb,
 	if (start < hlen || !skb_partial_csum_set(skb, start, offset))
 		goto bad;
 	atomic_long_inc(&priv->counters.cm_rx_csum_pending);
+	/*
+	 * rx-checksumming turned off since the peer was told to send these:
+	 * complete the checksum here, and the stack checks it as it checks
+	 * every other packet then.
+	 */
+	if (unlikely(!(priv->dev->features & NETIF_F_RXCSUM)) &&
+	    skb_checksum_help(skb))
+		goto bad;
 	return true;
 bad:
 	ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
@@ -227,7 +236,7 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 			       "connected mode: dropped a %u-octet message\n",
 			       byte_len);
 		atomic_long_inc(&priv->counters.rx_short);
-		dev->stats.rx_dropped++;
+		DEV_STATS_INC(dev, rx_dropped);
 		return;
 	}
 	len = min_t(unsigned int, byte_len - IPOIB_ENCAP_LEN,
@@ -272,7 +281,7 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
 			       "connected mode: dropped Type 0x%04x\n", type);
 		atomic_long_inc(&priv->counters.rx_bad_type);
-		dev->stats.rx_dropped++;
+		DEV_STATS_INC(dev, rx_dropped);
 		dev_kfree_skb_any(skb);
 		return;
 	}
@@ -285,17 +294,17 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 	skb->dev = dev;
 	if ((wc->wc_flags & IB_WC_WITH_IMM) &&
 	    unlikely(!ipoib_cm_rx_csum(priv, skb, wc->ex.imm_data))) {
-		dev->stats.rx_dropped++;
+		DEV_STATS_INC(dev, rx_dropped);
 		dev_kfree_skb_any(skb);
 		return;
 	}
-	dev->stats.rx_packets++;
-	dev->stats.rx_bytes += skb->len;
+	DEV_STATS_INC(dev, rx_packets);
+	DEV_STATS_ADD(dev, rx_bytes, skb->len);
 	napi_gro_receive(&priv->napi, skb);
 	return;
 
 no_buf:
-	dev->stats.rx_dropped++;
+	DEV_STATS_INC(dev, rx_dropped);
 	atomic_long_inc(&priv->counters.rx_no_buf);
 }
 
@@ -323,7 +332,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			ipoib_warn_rl(priv, "CM receive error %d (vendor 0x%x)\n",
 				      wc->status, wc->vendor_err);
-			priv->dev->stats.rx_errors++;
+			DEV_STATS_INC(priv->dev, rx_errors);
 		}
 	} else {
 		ipoib_cm_rx_seen(priv, wc->qp);

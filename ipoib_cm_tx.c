@@ -4,11 +4,8 @@
  * (RFC 4755 s7), sending on a live one, what waits for one, and "too
  * big" answers so that path MTU discovery adapts (s7.2).
  */
-#include <linux/icmp.h>
-#include <linux/icmpv6.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include <net/icmp.h>
 #include <net/ipv6.h>
 #include <net/ndisc.h>
 
@@ -133,12 +130,12 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 		ipoib_warn_rl(priv, "CM post send failed\n");
 		ipoib_cm_unmap_tx(priv, tx, nsge - 1);
 		tx->skb = NULL;
-		dev->stats.tx_errors++;
+		DEV_STATS_INC(dev, tx_errors);
 		dev_kfree_skb_any(skb);
 		return;
 	}
-	dev->stats.tx_packets++;
-	dev->stats.tx_bytes += len;
+	DEV_STATS_INC(dev, tx_packets);
+	DEV_STATS_ADD(dev, tx_bytes, len);
 	WRITE_ONCE(conn->tx_head, conn->tx_head + 1);
 	WRITE_ONCE(conn->last_used, jiffies);
 	if (ipoib_cm_tx_full(conn)) {
@@ -151,27 +148,7 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 	}
 	return;
 drop:
-	dev->stats.tx_dropped++;
-	dev_kfree_skb_any(skb);
-}
-
-/*
- * A packet that cannot go as it is: too big for the UD MTU (no
- * connection) or for the connection's MTU. RFC 4755 s7.2: tell the
- * sender the per-destination MTU, so path MTU discovery adapts.
- */
-void ipoib_cm_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
-		      unsigned int mtu)
-{
-	atomic_long_inc(&priv->counters.tx_too_big);
-	skb_pull(skb, IPOIB_HARD_LEN);
-	skb_reset_network_header(skb);
-	if (skb->protocol == htons(ETH_P_IP))
-		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
-			      htonl(mtu));
-	else if (skb->protocol == htons(ETH_P_IPV6))
-		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, max(mtu, IPV6_MIN_MTU));
-	priv->dev->stats.tx_dropped++;
+	DEV_STATS_INC(dev, tx_dropped);
 	dev_kfree_skb_any(skb);
 }
 
@@ -189,7 +166,7 @@ void ipoib_cm_flush_to_ud(struct ipoib_cm_conn *conn)
 	while ((skb = __skb_dequeue(&list))) {
 		if (ipoib_cm_ip_len(skb) > priv->dev->mtu ||
 		    ipoib_cm_ip_len(skb) > IPOIB_UD_MTU(priv->mcast_mtu)) {
-			ipoib_cm_too_big(priv, skb,
+			ipoib_tx_too_big(priv, skb,
 					 IPOIB_UD_MTU(priv->mcast_mtu));
 			continue;
 		}
@@ -249,7 +226,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		if (ipoib_cm_ip_len(skb) > ud_mtu &&
 		    (skb->protocol == htons(ETH_P_IP) ||
 		     skb->protocol == htons(ETH_P_IPV6))) {
-			ipoib_cm_too_big(priv, skb, ud_mtu);
+			ipoib_tx_too_big(priv, skb, ud_mtu);
 			return 1;
 		}
 		return 0;
@@ -261,7 +238,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	if (conn && conn->state == IPOIB_CM_LIVE) {
 		if (ipoib_cm_ip_len(skb) > conn->mtu) {
 			spin_unlock_bh(&priv->cm.lock);
-			ipoib_cm_too_big(priv, skb, conn->mtu);
+			ipoib_tx_too_big(priv, skb, conn->mtu);
 			return 1;
 		}
 		if (unlikely(ipoib_cm_tx_full(conn))) {
@@ -326,7 +303,7 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			return 1;
 		}
 		spin_unlock_bh(&priv->cm.lock);
-		ipoib_cm_too_big(priv, skb, ud_mtu);
+		ipoib_tx_too_big(priv, skb, ud_mtu);
 		return 1;
 	}
 	spin_unlock_bh(&priv->cm.lock);
@@ -351,7 +328,7 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 				      wc->status, wc->vendor_err);
 			ipoib_cm_fail_later(conn);
 		}
-		priv->dev->stats.tx_errors++;
+		DEV_STATS_INC(priv->dev, tx_errors);
 		dev_kfree_skb_any(tx->skb);
 	} else {
 		dev_consume_skb_any(tx->skb);

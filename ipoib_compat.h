@@ -16,4 +16,11 @@
 #define IPOIB_NUM_PRS_T int
 #endif
 
+/* XDR (200 Gb/s lanes) came after 6.1; a 6.1 device cannot report it. */
+#ifdef IPOIB_HAVE_SPEED_XDR
+#define IPOIB_SPEED_XDR IB_SPEED_XDR
+#else
+#define IPOIB_SPEED_XDR 256
+#endif
+
 #endif /* IPOIB_COMPAT_H */

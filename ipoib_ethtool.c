@@ -47,6 +47,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(tx_mcast_limit),
 	IPOIB_OWN_STAT(tx_bad_daddr),
 	IPOIB_OWN_STAT(tx_too_big),
+	IPOIB_OWN_STAT(restarts),
 	IPOIB_OWN_STAT(path_resolutions),
 	IPOIB_OWN_STAT(mcast_joins),
 	IPOIB_OWN_STAT(cm_connections),

@@ -24,7 +24,15 @@ void ipoib_fabric_ib_unregister(void)
 	ib_sa_unregister_client(&ipoib_sa_client);
 }
 
+/*
+ * A path's SA query and answer. It lives as long as its path (freed after
+ * the path's grace period, ipoib_ib_path_free): transmit reads rec under
+ * RCU for a CM REQ. lock orders the query's end against its cancel: the
+ * SA reuses query ids, so only a query still in flight may be cancelled.
+ */
 struct ipoib_ib_path {
+	spinlock_t lock;		/* in_flight vs the SA callback */
+	bool in_flight;			/* under lock */
 	struct ib_sa_query *query;
 	int id;
 	struct completion done;
@@ -61,6 +69,7 @@ static void ipoib_ib_path_done(int status, struct sa_path_rec *rec,
 	struct ipoib_path *path = context;
 	struct ipoib_dev *priv = path->priv;
 	struct ipoib_ib_path *ip = path->fabric_priv;
+	unsigned long flags;
 
 	if (!status && !rec)
 		status = -ENOENT;
@@ -73,22 +82,32 @@ static void ipoib_ib_path_done(int status, struct sa_path_rec *rec,
 		path->sl = rec->sl;
 		path->rate = rec->rate;
 	}
+	spin_lock_irqsave(&ip->lock, flags);
+	ip->in_flight = false;
+	spin_unlock_irqrestore(&ip->lock, flags);
 	ipoib_path_resolved(path, status);
 	complete(&ip->done);
 }
 
+/* Stop a query in flight and wait for its callback; ip stays. */
 static void ipoib_ib_path_cancel(struct ipoib_dev *priv,
 				 struct ipoib_path *path)
 {
 	struct ipoib_ib_path *ip = path->fabric_priv;
+	unsigned long flags;
 
 	if (!ip)
 		return;
-	/* a stale id is harmless: the SA looks it up before cancelling */
-	ib_sa_cancel_query(ip->id, ip->query);
+	spin_lock_irqsave(&ip->lock, flags);
+	if (ip->in_flight)
+		ib_sa_cancel_query(ip->id, ip->query);
+	spin_unlock_irqrestore(&ip->lock, flags);
 	wait_for_completion(&ip->done);
-	kfree(ip);
-	path->fabric_priv = NULL;
+}
+
+static void ipoib_ib_path_free(struct ipoib_path *path)
+{
+	kfree(path->fabric_priv);
 }
 
 /* RFC 4391 s9.1.2: LID, SL and rate come from the SA's PathRecord. */
@@ -103,28 +122,44 @@ static int ipoib_ib_path_resolve(struct ipoib_dev *priv,
 		.numb_path = 1,
 		.reversible = 1,
 	};
-	struct ipoib_ib_path *ip;
+	struct ipoib_ib_path *ip = path->fabric_priv;
+	int id;
 
-	ipoib_ib_path_cancel(priv, path);
-	ip = kzalloc(sizeof(*ip), GFP_KERNEL);
-	if (!ip)
-		return -ENOMEM;
-	init_completion(&ip->done);
-	path->fabric_priv = ip;
-	ip->id = ib_sa_path_rec_get(&ipoib_sa_client, priv->ca, priv->port,
-				    &rec, IB_SA_PATH_REC_DGID |
-				    IB_SA_PATH_REC_SGID |
-				    IB_SA_PATH_REC_NUMB_PATH |
-				    IB_SA_PATH_REC_REVERSIBLE |
-				    IB_SA_PATH_REC_PKEY, IPOIB_SA_TIMEOUT_MS,
-				    GFP_KERNEL, ipoib_ib_path_done, path,
-				    &ip->query);
-	if (ip->id < 0) {
-		int ret = ip->id;
-
-		kfree(ip);
-		path->fabric_priv = NULL;
-		return ret;
+	if (ip) {
+		ipoib_ib_path_cancel(priv, path);
+		reinit_completion(&ip->done);
+	} else {
+		ip = kzalloc(sizeof(*ip), GFP_KERNEL);
+		if (!ip)
+			return -ENOMEM;
+		spin_lock_init(&ip->lock);
+		init_completion(&ip->done);
+		path->fabric_priv = ip;
+	}
+	/*
+	 * Cancels are ordered after this function (same work, or
+	 * cancel_work_sync() first); the callback may come before the id
+	 * is stored, and clears in_flight.
+	 */
+	spin_lock_irq(&ip->lock);
+	ip->in_flight = true;
+	spin_unlock_irq(&ip->lock);
+	id = ib_sa_path_rec_get(&ipoib_sa_client, priv->ca, priv->port,
+				&rec, IB_SA_PATH_REC_DGID |
+				IB_SA_PATH_REC_SGID |
+				IB_SA_PATH_REC_NUMB_PATH |
+				IB_SA_PATH_REC_REVERSIBLE |
+				IB_SA_PATH_REC_PKEY, IPOIB_SA_TIMEOUT_MS,
+				GFP_KERNEL, ipoib_ib_path_done, path,
+				&ip->query);
+	ip->id = id;
+	if (id < 0) {
+		/* no callback will come: nothing to cancel or wait for */
+		spin_lock_irq(&ip->lock);
+		ip->in_flight = false;
+		spin_unlock_irq(&ip->lock);
+		complete(&ip->done);
+		return id;
 	}
 	return 0;
 }
@@ -269,6 +304,9 @@ static u32 ipoib_ib_link_speed(struct ipoib_dev *priv)
 	case IB_SPEED_NDR:
 		lane = 100000;
 		break;
+	case IPOIB_SPEED_XDR:
+		lane = 200000;
+		break;
 	default:
 		return SPEED_UNKNOWN;
 	}
@@ -282,6 +320,7 @@ const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.describe	= ipoib_ib_describe,
 	.path_resolve	= ipoib_ib_path_resolve,
 	.path_cancel	= ipoib_ib_path_cancel,
+	.path_free	= ipoib_ib_path_free,
 	.mcast_join	= ipoib_ib_mcast_join,
 	.mcast_leave	= ipoib_ib_mcast_leave,
 	.user_joined	= ipoib_ib_user_joined,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * debugfs: /sys/kernel/debug/ipoib/ibX_mcg (multicast groups) and
- * ibX_path (paths), the views users know from the in-tree driver.
+ * ibX_path (paths), the views users know from the in-tree driver, and
+ * ibX_cm (connections). Interfaces outside the initial network namespace
+ * are ibX@nsINUM_*.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -31,19 +33,29 @@ static int ipoib_cm_conns_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_cm_conns);
 
+/*
+ * The in-tree names in the initial namespace; elsewhere names may repeat,
+ * so the namespace's inode number (as in /proc/PID/ns/net) joins them.
+ */
+static struct dentry *ipoib_fs_file(struct ipoib_dev *priv, const char *what,
+				    const struct file_operations *fops)
+{
+	struct net *net = dev_net(priv->dev);
+	char name[IFNAMSIZ + 24];
+
+	if (net_eq(net, &init_net))
+		snprintf(name, sizeof(name), "%s_%s", priv->dev->name, what);
+	else
+		snprintf(name, sizeof(name), "%s@ns%u_%s", priv->dev->name,
+			 net->ns.inum, what);
+	return debugfs_create_file(name, 0400, ipoib_root, priv, fops);
+}
+
 void ipoib_fs_add(struct ipoib_dev *priv)
 {
-	char name[IFNAMSIZ + 8];
-
-	snprintf(name, sizeof(name), "%s_mcg", priv->dev->name);
-	priv->debugfs_mcg = debugfs_create_file(name, 0400, ipoib_root, priv,
-						&ipoib_mcg_fops);
-	snprintf(name, sizeof(name), "%s_path", priv->dev->name);
-	priv->debugfs_path = debugfs_create_file(name, 0400, ipoib_root, priv,
-						 &ipoib_path_fops);
-	snprintf(name, sizeof(name), "%s_cm", priv->dev->name);
-	priv->debugfs_cm = debugfs_create_file(name, 0400, ipoib_root, priv,
-					       &ipoib_cm_conns_fops);
+	priv->debugfs_mcg = ipoib_fs_file(priv, "mcg", &ipoib_mcg_fops);
+	priv->debugfs_path = ipoib_fs_file(priv, "path", &ipoib_path_fops);
+	priv->debugfs_cm = ipoib_fs_file(priv, "cm", &ipoib_cm_conns_fops);
 }
 
 void ipoib_fs_del(struct ipoib_dev *priv)

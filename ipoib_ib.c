@@ -5,11 +5,16 @@
  * (RFC 4391 s9.1.1), and the QP's state changes on open and stop.
  */
 #include <linux/etherdevice.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <net/icmp.h>
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
 
 #define IPOIB_POLL_BATCH	16
+/* an HCA that has not flushed a QP in error by then never will */
+#define IPOIB_DRAIN_LIMIT	(30 * HZ)
 /* keeps the IP header 16-byte aligned behind GRH + encapsulation header */
 #define IPOIB_RX_ALIGN		4
 /* what the HCA writes into the skb head; the packet goes to the page */
@@ -54,6 +59,22 @@ void ipoib_ah_put(struct ipoib_ah *ah)
 {
 	if (ah)
 		kref_put(&ah->ref, ipoib_ah_release);
+}
+
+static void ipoib_ah_put_rcu(struct rcu_head *head)
+{
+	ipoib_ah_put(container_of(head, struct ipoib_ah, rcu));
+}
+
+/*
+ * The owner's reference, once a pointer to @ah that RCU readers may have
+ * seen is gone: they take references of their own within the grace
+ * period. Each AH has one owner, so this runs at most once per AH.
+ */
+void ipoib_ah_put_deferred(struct ipoib_ah *ah)
+{
+	if (ah)
+		call_rcu(&ah->rcu, ipoib_ah_put_rcu);
 }
 
 void ipoib_ah_reap(struct work_struct *work)
@@ -197,6 +218,31 @@ static int ipoib_qp_to(struct ipoib_dev *priv, enum ib_qp_state state)
 	return ret;
 }
 
+/*
+ * RFC 4391 s9.1.2: the Q_Key of the broadcast group MUST be used for all
+ * traffic of the link; the QP's Q_Key is what receives are checked
+ * against, and what a send with a controlled Q_Key (high bit set) carries.
+ * Called with the group's Q_Key before the carrier goes on (under
+ * mcast_mutex); a UD QP in RTS takes a new Q_Key in place.
+ */
+int ipoib_ib_set_qkey(struct ipoib_dev *priv, u32 qkey)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS, .qkey = qkey };
+	int ret;
+
+	if (qkey == priv->qkey)
+		return 0;
+	ret = ib_modify_qp(priv->qp, &attr, IB_QP_STATE | IB_QP_QKEY);
+	if (ret) {
+		netdev_err(priv->dev, "UD QP 0x%06x cannot take Q_Key 0x%08x: %d\n",
+			   priv->qp->qp_num, qkey, ret);
+		return ret;
+	}
+	netdev_info(priv->dev, "Q_Key 0x%08x (the broadcast group's)\n", qkey);
+	WRITE_ONCE(priv->qkey, qkey);
+	return 0;
+}
+
 static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
 {
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
@@ -335,7 +381,7 @@ static void ipoib_rx_drop(struct ipoib_dev *priv, struct sk_buff *skb,
 			  atomic_long_t *reason)
 {
 	atomic_long_inc(reason);
-	priv->dev->stats.rx_dropped++;
+	DEV_STATS_INC(priv->dev, rx_dropped);
 	dev_kfree_skb_any(skb);
 }
 
@@ -393,7 +439,7 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		    wc->status != IB_WC_WR_FLUSH_ERR) {
 			ipoib_warn_rl(priv, "receive error %d (vendor 0x%x)\n",
 				      wc->status, wc->vendor_err);
-			dev->stats.rx_errors++;
+			DEV_STATS_INC(dev, rx_errors);
 		}
 		/* as for sends: an error while running may mean a dead QP */
 		if (wc->status != IB_WC_SUCCESS &&
@@ -408,7 +454,7 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 			       "dropped %u octets from QPN 0x%06x: shorter than GRH and header\n",
 			       wc->byte_len, wc->src_qp);
 		atomic_long_inc(&priv->counters.rx_short);
-		dev->stats.rx_dropped++;
+		DEV_STATS_INC(dev, rx_dropped);
 		goto repost;
 	}
 	len = min_t(unsigned int, wc->byte_len - IPOIB_RX_HEAD_LEN, PAGE_SIZE);
@@ -449,16 +495,16 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	if ((dev->features & NETIF_F_RXCSUM) &&
 	    (wc->wc_flags & IB_WC_IP_CSUM_OK))
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	dev->stats.rx_packets++;
-	dev->stats.rx_bytes += skb->len;
+	DEV_STATS_INC(dev, rx_packets);
+	DEV_STATS_ADD(dev, rx_bytes, skb->len);
 	if (skb->pkt_type == PACKET_MULTICAST)
-		dev->stats.multicast++;
+		DEV_STATS_INC(dev, multicast);
 	napi_gro_receive(&priv->napi, skb);
 	goto repost;
 
 no_buf:
 	atomic_long_inc(&priv->counters.rx_no_buf);
-	dev->stats.rx_dropped++;
+	DEV_STATS_INC(dev, rx_dropped);
 repost:
 	if (unlikely(ipoib_post_recv(priv, id)))
 		ipoib_warn_rl(priv, "cannot repost receive buffer %u\n", id);
@@ -487,7 +533,7 @@ static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 		 */
 		if (test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
 			schedule_delayed_work(&priv->reset_work, 0);
-		priv->dev->stats.tx_errors++;
+		DEV_STATS_INC(priv->dev, tx_errors);
 		dev_kfree_skb_any(tx->skb);
 	} else {
 		dev_consume_skb_any(tx->skb);
@@ -562,6 +608,16 @@ static bool ipoib_rearm(struct ib_cq *cq)
 				      IB_CQ_REPORT_MISSED_EVENTS) > 0;
 }
 
+/* Arm @cq; completions already queued raise no event: poll them now. */
+void ipoib_arm_cq(struct ipoib_dev *priv, struct ib_cq *cq)
+{
+	if (ipoib_rearm(cq)) {
+		local_bh_disable();
+		napi_schedule(&priv->napi);
+		local_bh_enable();
+	}
+}
+
 static int ipoib_poll(struct napi_struct *napi, int budget)
 {
 	struct ipoib_dev *priv = container_of(napi, struct ipoib_dev, napi);
@@ -622,7 +678,29 @@ static int ipoib_ud_tx_csum(struct ipoib_dev *priv, struct sk_buff *skb,
 
 static void ipoib_tx_drop(struct ipoib_dev *priv, struct sk_buff *skb)
 {
-	priv->dev->stats.tx_dropped++;
+	DEV_STATS_INC(priv->dev, tx_dropped);
+	dev_kfree_skb_any(skb);
+}
+
+/*
+ * A packet that cannot go as it is (@skb still has its pseudo header):
+ * too big for the UD MTU (multicast, or no connection) or for the
+ * connection's MTU. RFC 4755 s7.2: tell the sender the per-destination
+ * MTU, so path MTU discovery adapts. (IPv4 sends no ICMP error about a
+ * multicast packet; the counter and the log line still say it.)
+ */
+void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
+		      unsigned int mtu)
+{
+	atomic_long_inc(&priv->counters.tx_too_big);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+	if (skb->protocol == htons(ETH_P_IP))
+		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+			      htonl(mtu));
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, max(mtu, IPV6_MIN_MTU));
+	DEV_STATS_INC(priv->dev, tx_dropped);
 	dev_kfree_skb_any(skb);
 }
 
@@ -655,18 +733,19 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		ipoib_tx_drop(priv, skb);
 		return NETDEV_TX_OK;
 	}
+	ipoib_test_xmit_delay();
 	if (unlikely(ipoib_tx_inflight(priv) >= priv->sendq_size)) {
 		netif_stop_queue(dev);
 		return NETDEV_TX_BUSY;
 	}
-	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	/* a UD message is one packet: it must fit the path MTU */
-	if (unlikely(skb->len > priv->mcast_mtu)) {
+	if (unlikely(skb->len - IPOIB_PSEUDO_LEN > priv->mcast_mtu)) {
 		ipoib_warn_rl(priv, "dropping %u-byte packet above the %u-byte IB MTU\n",
-			      skb->len, priv->mcast_mtu);
-		ipoib_tx_drop(priv, skb);
+			      skb->len - IPOIB_PSEUDO_LEN, priv->mcast_mtu);
+		ipoib_tx_too_big(priv, skb, IPOIB_UD_MTU(priv->mcast_mtu));
 		return NETDEV_TX_OK;
 	}
+	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_ud_tx_csum(priv, skb, &wr.wr) ||
 		     skb_linearize(skb))) {
 		ipoib_tx_drop(priv, skb);
@@ -696,12 +775,12 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		tx->skb = NULL;
 		tx->ah = NULL;
 		ipoib_ah_put(ah);
-		dev->stats.tx_errors++;
+		DEV_STATS_INC(dev, tx_errors);
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
-	dev->stats.tx_packets++;
-	dev->stats.tx_bytes += len;
+	DEV_STATS_INC(dev, tx_packets);
+	DEV_STATS_ADD(dev, tx_bytes, len);
 	WRITE_ONCE(priv->tx_head, priv->tx_head + 1);
 
 	if (ipoib_tx_inflight(priv) >= priv->sendq_size) {
@@ -778,8 +857,8 @@ int ipoib_ib_open(struct ipoib_dev *priv)
 	}
 	set_bit(IPOIB_FLAG_QP_READY, &priv->flags);
 	napi_enable(&priv->napi);
-	ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP);
-	ib_req_notify_cq(priv->send_cq, IB_CQ_NEXT_COMP);
+	ipoib_arm_cq(priv, priv->recv_cq);
+	ipoib_arm_cq(priv, priv->send_cq);
 	return 0;
 }
 
@@ -794,12 +873,38 @@ static bool ipoib_rx_pending(struct ipoib_dev *priv)
 }
 
 /*
+ * A drain that does not end: the buffers still posted may yet be written
+ * by the HCA, and the sends still read their address handles. Leak them
+ * rather than free them; the rings themselves only hold pointers.
+ */
+static void ipoib_leak_unflushed(struct ipoib_dev *priv)
+{
+	unsigned int i, n = 0, sends = ipoib_tx_inflight(priv);
+
+	for (i = 0; i < priv->recvq_size; i++) {
+		struct ipoib_rx_buf *rx = &priv->rx_ring[i];
+
+		n += rx->skb || rx->page;
+		rx->skb = NULL;
+		rx->page = NULL;
+	}
+	for (i = 0; i < sends; i++)
+		memset(&priv->tx_ring[(priv->tx_tail + i) &
+				      (priv->sendq_size - 1)], 0,
+		       sizeof(*priv->tx_ring));
+	priv->tx_tail = priv->tx_head;
+	netdev_err(priv->dev, "%s never flushed %u receives and %u sends of UD QP 0x%06x: their buffers are leaked, not freed\n",
+		   dev_name(&priv->ca->dev), n, sends, priv->qp->qp_num);
+}
+
+/*
  * The error state flushes every posted work request; reap the flushed
- * completions so that no buffer or address handle stays behind.
+ * completions until every buffer has come back. Only a completion gives
+ * a buffer back to us: nothing is freed on a timer.
  */
 void ipoib_ib_stop(struct ipoib_dev *priv)
 {
-	unsigned long deadline = jiffies + 5 * HZ;
+	unsigned long start = jiffies, said = jiffies;
 	struct ib_wc wc[IPOIB_POLL_BATCH];
 	int n, i;
 
@@ -813,22 +918,18 @@ void ipoib_ib_stop(struct ipoib_dev *priv)
 		ipoib_drain_send_cq(priv);
 		if (n)
 			continue;
-		if (time_after(jiffies, deadline)) {
-			netdev_warn(priv->dev, "%u sends and some receives not flushed\n",
-				    ipoib_tx_inflight(priv));
+		if (time_after(jiffies, start + IPOIB_DRAIN_LIMIT)) {
+			ipoib_leak_unflushed(priv);
 			break;
+		}
+		if (time_after(jiffies, said + 5 * HZ)) {
+			netdev_warn(priv->dev, "waiting for %s to flush %u sends and some receives\n",
+				    dev_name(&priv->ca->dev),
+				    ipoib_tx_inflight(priv));
+			said = jiffies;
 		}
 		usleep_range(500, 1000);
 	}
 	ipoib_qp_to(priv, IB_QPS_RESET);
-	/* whatever did not complete is ours again once the QP is reset */
-	while (ipoib_tx_inflight(priv)) {
-		struct ib_wc fake = {
-			.wr_id = priv->tx_tail & (priv->sendq_size - 1),
-			.status = IB_WC_WR_FLUSH_ERR,
-		};
-
-		ipoib_handle_tx(priv, &fake);
-	}
 	ipoib_free_rings(priv);
 }

@@ -77,11 +77,27 @@ static const struct header_ops ipoib_header_ops = {
 	.create	= ipoib_hard_header,
 };
 
+/*
+ * RFC 4391 s9.1.1: UD QPN and port GID. RFC 4755 s3.1: RC is advertised
+ * whenever we accept connections (whatever mode we send in); an interface
+ * that cannot sends zero flags.
+ */
+static void ipoib_set_dev_addr(struct ipoib_dev *priv)
+{
+	struct ipoib_lladdr ll = {};
+	u8 addr[IPOIB_ADDR_LEN];
+
+	if (ipoib_cm_available(priv))
+		ll.flags = IPOIB_FLAG_RC | (ipoib_cm_uc ? IPOIB_FLAG_UC : 0);
+	ll.qpn = priv->qp->qp_num;
+	memcpy(ll.gid, priv->local_gid.raw, sizeof(ll.gid));
+	ipoib_lladdr_pack(addr, &ll);
+	dev_addr_set(priv->dev, addr);
+}
+
 static int ipoib_ndo_init(struct net_device *dev)
 {
 	struct ipoib_dev *priv = ipoib_priv(dev);
-	struct ipoib_lladdr ll = {};
-	u8 addr[IPOIB_ADDR_LEN];
 	int ret;
 
 	priv->wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, dev->name);
@@ -103,17 +119,7 @@ static int ipoib_ndo_init(struct net_device *dev)
 		return ret;
 	}
 
-	/*
-	 * RFC 4391 s9.1.1: UD QPN and port GID. RFC 4755 s3.1: RC is
-	 * advertised whenever we accept connections (whatever mode we send
-	 * in); an interface that cannot sends zero flags.
-	 */
-	if (ipoib_cm_available(priv))
-		ll.flags = IPOIB_FLAG_RC | (ipoib_cm_uc ? IPOIB_FLAG_UC : 0);
-	ll.qpn = priv->qp->qp_num;
-	memcpy(ll.gid, priv->local_gid.raw, sizeof(ll.gid));
-	ipoib_lladdr_pack(addr, &ll);
-	dev_addr_set(dev, addr);
+	ipoib_set_dev_addr(priv);
 	return 0;
 }
 
@@ -147,8 +153,11 @@ static int ipoib_datapath_up(struct ipoib_dev *priv)
 	if (ipoib_cm_open(priv))
 		netdev_warn(priv->dev, "connected mode unavailable until the next open\n");
 	set_bit(IPOIB_FLAG_DATAPATH, &priv->flags);
-	/* Carrier waits for the broadcast group (RFC 4391 s5). */
-	netif_start_queue(priv->dev);
+	/*
+	 * Carrier waits for the broadcast group (RFC 4391 s5). Wake, not
+	 * start: after a restart the qdisc holds packets to run again.
+	 */
+	netif_wake_queue(priv->dev);
 	ipoib_mcast_start(priv);
 	queue_delayed_work(priv->wq, &priv->path_gc_work, IPOIB_PATH_IDLE / 2);
 	return 0;
@@ -158,7 +167,14 @@ static void ipoib_datapath_down(struct ipoib_dev *priv)
 {
 	if (!test_and_clear_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
 		return;
-	netif_stop_queue(priv->dev);
+	/*
+	 * A restart runs with the interface up: no transmit may still be
+	 * posting to the QP or writing the rings torn down below.
+	 * netif_tx_disable() waits for the one in ndo_start_xmit; the grace
+	 * period, for readers of the paths and groups it looked up.
+	 */
+	netif_tx_disable(priv->dev);
+	synchronize_net();
 	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_mcast_stop(priv);
 	/* while NAPI still reaps the connections' flushed sends */
@@ -182,6 +198,7 @@ static int ipoib_datapath_sync(struct ipoib_dev *priv, bool restart)
 	ret = ib_find_cached_pkey(priv->ca, priv->port, priv->pkey, &index);
 	if (up && (restart || ret || index != priv->pkey_index)) {
 		ipoib_datapath_down(priv);
+		ipoib_test_restart_gap();
 		up = false;
 	}
 	if (up)
@@ -224,7 +241,7 @@ static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
 	if (unlikely(ipoib_lladdr_parse(skb->data, skb_headlen(skb), &dst) ||
 		     skb->len < IPOIB_HARD_LEN)) {
 		atomic_long_inc(&priv->counters.tx_bad_daddr);
-		dev->stats.tx_dropped++;
+		DEV_STATS_INC(dev, tx_dropped);
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
@@ -233,7 +250,7 @@ static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
 	if (unlikely(!dst.qpn)) {
 		/* no destination: an unresolved packet-socket send */
 		atomic_long_inc(&priv->counters.tx_bad_daddr);
-		dev->stats.tx_dropped++;
+		DEV_STATS_INC(dev, tx_dropped);
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
@@ -344,75 +361,6 @@ static bool ipoib_qp_broken(struct ipoib_dev *priv)
 }
 
 /*
- * Restart the datapath and rejoin after a transmit timeout, or when a
- * work completion error took the UD QP out of RTS (rxe does that when the
- * port goes down under a send); follow P_Key table changes.
- */
-static void ipoib_reset_work(struct work_struct *work)
-{
-	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      reset_work.work);
-	struct net_device *dev = priv->dev;
-	bool restart;
-
-	if (!rtnl_trylock()) {
-		schedule_delayed_work(&priv->reset_work, 1);
-		return;
-	}
-	if (netif_running(dev)) {
-		restart = test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
-			  (test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
-			   ipoib_qp_broken(priv));
-		/* a peer can provoke this (rxe errors a UD QP on some bad input) */
-		if (restart && net_ratelimit())
-			netdev_warn(dev, "restarting the datapath\n");
-		/* say so, and try again: nothing else would */
-		if (ipoib_datapath_sync(priv, restart)) {
-			if (net_ratelimit())
-				netdev_err(dev, "cannot restart the datapath, retrying in 1 s\n");
-			schedule_delayed_work(&priv->reset_work, HZ);
-		}
-	}
-	rtnl_unlock();
-}
-
-static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
-{
-	struct ipoib_dev *priv = ipoib_priv(dev);
-
-	netdev_warn(dev, "transmit timeout: %u sends in flight, restarting\n",
-		    priv->tx_head - priv->tx_tail);
-	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
-	schedule_delayed_work(&priv->reset_work, 0);
-}
-
-/* A child shows as ibX.PPPP@ibX */
-static int ipoib_ndo_get_iflink(const struct net_device *dev)
-{
-	const struct ipoib_dev *priv = ipoib_priv(dev);
-
-	return priv->parent ? priv->parent->dev->ifindex : dev->ifindex;
-}
-
-static const struct net_device_ops ipoib_netdev_ops = {
-	.ndo_init		= ipoib_ndo_init,
-	.ndo_uninit		= ipoib_ndo_uninit,
-	.ndo_open		= ipoib_ndo_open,
-	.ndo_stop		= ipoib_ndo_stop,
-	.ndo_start_xmit		= ipoib_ndo_start_xmit,
-	.ndo_set_rx_mode	= ipoib_ndo_set_rx_mode,
-	.ndo_change_mtu		= ipoib_ndo_change_mtu,
-	.ndo_fix_features	= ipoib_ndo_fix_features,
-	.ndo_tx_timeout		= ipoib_ndo_tx_timeout,
-	.ndo_get_iflink		= ipoib_ndo_get_iflink,
-};
-
-bool ipoib_is_ipoib(const struct net_device *dev)
-{
-	return dev->netdev_ops == &ipoib_netdev_ops;
-}
-
-/*
  * Our link-layer address holds the UD QPN, which changes whenever the
  * interface is created again (RFC 4391 s9.4), so peers may cache a stale
  * one. Once the carrier is on and the qdisc active (linkwatch sends
@@ -443,6 +391,116 @@ static void ipoib_announce_work(struct work_struct *work)
 	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev))
 		ipoib_announce(priv);
 	rtnl_unlock();
+}
+
+/*
+ * Under RTNL, after a GID table change: GID 0 is our address (on RoCE it
+ * follows the underlay's MAC). A new one goes into our hardware address;
+ * NETDEV_CHANGEADDR sends a gratuitous ARP and our announcement the
+ * neighbour advertisements, so that peers stop sending to the old GID,
+ * which the port no longer accepts.
+ */
+static void ipoib_follow_gid(struct ipoib_dev *priv)
+{
+	union ib_gid gid;
+	int ret;
+
+	ret = rdma_query_gid(priv->ca, priv->port, 0, &gid);
+	if (ret) {
+		netdev_warn(priv->dev, "cannot read GID 0 after a GID change: %d\n",
+			    ret);
+		return;
+	}
+	if (!memcmp(&gid, &priv->local_gid, sizeof(gid)))
+		return;
+	netdev_info(priv->dev, "GID 0 is now %pI6c (was %pI6c)\n", gid.raw,
+		    priv->local_gid.raw);
+	priv->local_gid = gid;
+	ipoib_set_dev_addr(priv);
+	call_netdevice_notifiers(NETDEV_CHANGEADDR, priv->dev);
+	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev)) {
+		priv->announce_left = IPOIB_ANNOUNCE_REPEAT;
+		ipoib_announce(priv);
+	}
+}
+
+/*
+ * Restart the datapath and rejoin after a transmit timeout, or when a
+ * work completion error took the UD QP out of RTS (rxe does that when the
+ * port goes down under a send); follow P_Key table changes.
+ */
+static void ipoib_reset_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      reset_work.work);
+	struct net_device *dev = priv->dev;
+	bool restart;
+
+	if (!rtnl_trylock()) {
+		schedule_delayed_work(&priv->reset_work, 1);
+		return;
+	}
+	if (test_and_clear_bit(IPOIB_FLAG_GID_CHECK, &priv->flags))
+		ipoib_follow_gid(priv);
+	if (netif_running(dev)) {
+		restart = test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
+			  (test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
+			   ipoib_qp_broken(priv));
+		/* a peer can provoke this (rxe errors a UD QP on some bad input) */
+		if (restart && net_ratelimit())
+			netdev_warn(dev, "restarting the datapath\n");
+		/* say so, and try again: nothing else would */
+		if (ipoib_datapath_sync(priv, restart)) {
+			if (net_ratelimit())
+				netdev_err(dev, "cannot restart the datapath, retrying in 1 s\n");
+			schedule_delayed_work(&priv->reset_work, HZ);
+		} else if (restart) {
+			atomic_long_inc(&priv->counters.restarts);
+		}
+	}
+	rtnl_unlock();
+}
+
+/* Restart the datapath from the reset work (any context). */
+static void ipoib_restart(struct ipoib_dev *priv)
+{
+	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
+	schedule_delayed_work(&priv->reset_work, 0);
+}
+
+static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
+	netdev_warn(dev, "transmit timeout: %u sends in flight, restarting\n",
+		    priv->tx_head - priv->tx_tail);
+	ipoib_restart(priv);
+}
+
+/* A child shows as ibX.PPPP@ibX */
+static int ipoib_ndo_get_iflink(const struct net_device *dev)
+{
+	const struct ipoib_dev *priv = ipoib_priv(dev);
+
+	return priv->parent ? priv->parent->dev->ifindex : dev->ifindex;
+}
+
+static const struct net_device_ops ipoib_netdev_ops = {
+	.ndo_init		= ipoib_ndo_init,
+	.ndo_uninit		= ipoib_ndo_uninit,
+	.ndo_open		= ipoib_ndo_open,
+	.ndo_stop		= ipoib_ndo_stop,
+	.ndo_start_xmit		= ipoib_ndo_start_xmit,
+	.ndo_set_rx_mode	= ipoib_ndo_set_rx_mode,
+	.ndo_change_mtu		= ipoib_ndo_change_mtu,
+	.ndo_fix_features	= ipoib_ndo_fix_features,
+	.ndo_tx_timeout		= ipoib_ndo_tx_timeout,
+	.ndo_get_iflink		= ipoib_ndo_get_iflink,
+};
+
+bool ipoib_is_ipoib(const struct net_device *dev)
+{
+	return dev->netdev_ops == &ipoib_netdev_ops;
 }
 
 /* alloc_netdev()'s setup, for ours and for rtnl's (ipoib_link_ops) */
@@ -719,6 +777,11 @@ static void ipoib_event(struct ib_event_handler *handler,
 		/* a partition may have appeared, gone or moved */
 		if (event->event == IB_EVENT_PKEY_CHANGE)
 			schedule_delayed_work(&priv->reset_work, 0);
+		/* our own GID may have changed */
+		if (event->event == IB_EVENT_GID_CHANGE) {
+			set_bit(IPOIB_FLAG_GID_CHECK, &priv->flags);
+			schedule_delayed_work(&priv->reset_work, 0);
+		}
 	}
 	mutex_unlock(&hca->lock);
 }

@@ -110,10 +110,7 @@ static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 	mc->join_done = false;
 	spin_unlock_bh(&priv->mcast_lock);
 	/* transmit may still hold the old pointer under RCU */
-	if (ah) {
-		synchronize_rcu();
-		ipoib_ah_put(ah);
-	}
+	ipoib_ah_put_deferred(ah);
 }
 
 static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
@@ -123,7 +120,7 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		min(mc->backoff * 2, IPOIB_MCAST_MAX_BACKOFF) : 1;
 	mc->retry_at = jiffies + mc->backoff * HZ;
 	mc->state = IPOIB_MCAST_FAILED;
-	priv->dev->stats.tx_dropped += skb_queue_len(&mc->queue);
+	DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&mc->queue));
 	skb_queue_purge(&mc->queue);
 	/* RFC 4391 s12: multicast failures are worth a (rate-limited) word */
 	ipoib_warn_rl(priv, "%s join of %pI6 failed: %d, retry in %u s\n",
@@ -139,7 +136,9 @@ static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
 
 	if (mc == priv->broadcast) {
 		/* RFC 4391 s9.1.2: the group's Q_Key for all traffic */
-		priv->qkey = mc->params.qkey;
+		ret = ipoib_ib_set_qkey(priv, mc->params.qkey);
+		if (ret)
+			return ret;
 		priv->mcast_mtu = mc->params.ib_mtu;
 	}
 	ah = ipoib_ah_create(priv, &mc->params.ah_attr);
@@ -180,11 +179,35 @@ static bool ipoib_mcast_sendonly_idle(const struct ipoib_mcast *mc)
 			  READ_ONCE(mc->last_used) + IPOIB_SENDONLY_IDLE);
 }
 
+/*
+ * A send-only group that the multicast list now wants: leave whatever
+ * send-only membership there is (or wait for its join to end first: a
+ * join in flight is the fabric's) and start again as a full member.
+ */
+static void ipoib_mcast_upgrade(struct ipoib_dev *priv,
+				struct ipoib_mcast *mc)
+{
+	if (mc->state == IPOIB_MCAST_JOINING || mc->state == IPOIB_MCAST_JOINED)
+		ipoib_mcast_drop_membership(priv, mc);
+	spin_lock_bh(&priv->mcast_lock);
+	mc->sendonly = false;
+	spin_unlock_bh(&priv->mcast_lock);
+	mc->state = IPOIB_MCAST_IDLE;
+	mc->backoff = 0;
+}
+
+/* Other groups are joined with the broadcast group's parameters. */
+static bool ipoib_mcast_link_formed(struct ipoib_dev *priv)
+{
+	return priv->broadcast && priv->broadcast->state == IPOIB_MCAST_JOINED;
+}
+
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
 	bool wanted = up && (mc->wanted ||
 			     (mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
+	bool upgrade = up && mc->wanted && mc->sendonly;
 	bool done;
 	int status, ret;
 
@@ -194,10 +217,22 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	mc->join_done = false;
 	spin_unlock_bh(&priv->mcast_lock);
 
+	if (upgrade && (mc->state != IPOIB_MCAST_JOINING || done)) {
+		ipoib_mcast_upgrade(priv, mc);
+		done = false;
+	}
+
 	switch (mc->state) {
 	case IPOIB_MCAST_IDLE:
 		if (!wanted)
 			return false;
+		/*
+		 * RFC 4391 s9.1.2: every group takes the broadcast group's
+		 * Q_Key (and P_Key, SL, MTU): wait for it rather than fail.
+		 * Its join's end runs this again.
+		 */
+		if (mc != priv->broadcast && !ipoib_mcast_link_formed(priv))
+			return true;
 		mc->state = IPOIB_MCAST_JOINING;
 		ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
 				mc->sendonly ? "send-only" : "full member");
@@ -253,6 +288,20 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 }
 
 /*
+ * An IPoIB MGID (RFC 4391 s4: signature 0x401B or 0x601B) of our scope
+ * and P_Key: the kernel's ARP and ND build them from our broadcast
+ * address, anything else in the list (a raw dev_mc_add) is not ours.
+ */
+static bool ipoib_mcast_ours(struct ipoib_dev *priv, const u8 *mgid)
+{
+	u16 pkey;
+	u8 scope;
+
+	return !ipoib_mgid_parse(mgid, &scope, NULL, &pkey) &&
+	       scope == priv->scope && pkey == priv->pkey;
+}
+
+/*
  * Mark the groups of the device's multicast list as wanted. Returns true
  * if umcast left one to userspace: that may be our own membership still
  * leaving, so the caller looks again later.
@@ -274,7 +323,7 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 		const u8 *mgid = ha->addr + 4;
 
 		/* only IPoIB MGIDs of our P_Key and scope belong here */
-		if (memcmp(mgid, dev->broadcast + 4, 2))
+		if (!ipoib_mcast_ours(priv, mgid))
 			continue;
 		mc = ipoib_mcast_find(priv, mgid);
 		if (!mc) {
@@ -296,14 +345,8 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 				continue;
 			list_add_tail(&mc->list, &fresh);
 		}
+		/* a send-only group becomes a full one in its step */
 		mc->wanted = true;
-		/* a full membership replaces a send-only one */
-		if (mc->sendonly && mc->state == IPOIB_MCAST_JOINED) {
-			mc->sendonly = false;
-			mc->join_status = -EAGAIN;
-			mc->join_done = true;
-		}
-		mc->sendonly = false;
 	}
 	netif_addr_unlock_bh(dev);
 
@@ -372,7 +415,7 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 			spin_unlock_bh(&priv->mcast_lock);
 			if (mc == priv->broadcast)
 				priv->broadcast = NULL;
-			priv->dev->stats.tx_dropped += skb_queue_len(&mc->queue);
+			DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&mc->queue));
 			skb_queue_purge(&mc->queue);
 			call_rcu(&mc->rcu, ipoib_mcast_free_rcu);
 			continue;
@@ -476,7 +519,8 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	ah = mc ? READ_ONCE(mc->ah) : NULL;
 	if (likely(ah)) {
 		WRITE_ONCE(mc->last_used, jiffies);
-		ret = ipoib_ud_send(priv, skb, ah, IPOIB_MCAST_QPN, priv->qkey);
+		ret = ipoib_ud_send(priv, skb, ah, IPOIB_MCAST_QPN,
+				    READ_ONCE(priv->qkey));
 		rcu_read_unlock();
 		return ret;
 	}
@@ -485,6 +529,17 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	/* not a member: a send-only join (a plain send on RoCE) first */
 	spin_lock_bh(&priv->mcast_lock);
 	mc = ipoib_mcast_find(priv, mgid);
+	/* joined since the lockless look: its queue may be flushed already */
+	ah = mc ? mc->ah : NULL;
+	if (ah) {
+		ipoib_ah_get(ah);
+		spin_unlock_bh(&priv->mcast_lock);
+		WRITE_ONCE(mc->last_used, jiffies);
+		ret = ipoib_ud_send(priv, skb, ah, IPOIB_MCAST_QPN,
+				    READ_ONCE(priv->qkey));
+		ipoib_ah_put(ah);
+		return ret;
+	}
 	if (!mc && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags) &&
 	    !ipoib_mcast_is_broadcast(priv, mgid)) {
 		if (ipoib_mcast_sendonly_count(priv) >= IPOIB_MAX_SENDONLY) {
@@ -507,7 +562,7 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 drop:
 	spin_unlock_bh(&priv->mcast_lock);
 	if (skb) {
-		priv->dev->stats.tx_dropped++;
+		DEV_STATS_INC(priv->dev, tx_dropped);
 		dev_kfree_skb_any(skb);
 	} else {
 		ipoib_mcast_schedule(priv, 0);

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only hooks, built with `make TEST_HOOKS=1` for the race selftests
+ * and never into the module users load. Writing an interface name to
+ * test_restart restarts its datapath (the reset work's path, otherwise
+ * reached only through a transmit timeout, a QP error or a P_Key change)
+ * while a transmit holds for test_xmit_hold_ms between its look at the
+ * QP state and its post, and the restart holds for test_restart_gap_ms
+ * between teardown and bring-up: a restart that does not wait for
+ * transmit frees the rings under that send.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/string.h>
+#include <linux/delay.h>
+#include <linux/cpumask.h>
+
+#include "ipoib.h"
+
+/* 1: the next transmit holds; 2: it holds now, on hold_cpu */
+static atomic_t ipoib_test_hold = ATOMIC_INIT(0);
+static int ipoib_test_hold_cpu;
+
+unsigned int ipoib_test_xmit_hold_ms;
+module_param_named(test_xmit_hold_ms, ipoib_test_xmit_hold_ms, uint, 0644);
+MODULE_PARM_DESC(test_xmit_hold_ms, "Test builds: after test_restart, the next transmit holds this long before its post");
+
+unsigned int ipoib_test_restart_gap_ms;
+module_param_named(test_restart_gap_ms, ipoib_test_restart_gap_ms, uint, 0644);
+MODULE_PARM_DESC(test_restart_gap_ms, "Test builds: milliseconds between a restart's teardown and its bring-up");
+
+void ipoib_test_xmit_delay(void)
+{
+	if (atomic_read(&ipoib_test_hold) != 1)
+		return;
+	WRITE_ONCE(ipoib_test_hold_cpu, raw_smp_processor_id());
+	if (atomic_cmpxchg(&ipoib_test_hold, 1, 2) != 1)
+		return;
+	mdelay(READ_ONCE(ipoib_test_xmit_hold_ms));
+	atomic_set(&ipoib_test_hold, 0);
+}
+
+/*
+ * Arm the hold and wait (1 s at most) for a transmit to take it, then
+ * restart on another CPU: on the held one the reset work would only run
+ * once the send is done.
+ */
+static void ipoib_test_restart(struct ipoib_dev *priv)
+{
+	int cpu = WORK_CPU_UNBOUND, i;
+
+	if (READ_ONCE(ipoib_test_xmit_hold_ms)) {
+		atomic_set(&ipoib_test_hold, 1);
+		for (i = 0; i < 1000 && atomic_read(&ipoib_test_hold) != 2; i++)
+			msleep(1);
+		if (atomic_read(&ipoib_test_hold) == 2)
+			cpu = cpumask_any_but(cpu_online_mask,
+					      READ_ONCE(ipoib_test_hold_cpu));
+		if (cpu >= nr_cpu_ids)
+			cpu = WORK_CPU_UNBOUND;
+	}
+	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
+	queue_delayed_work_on(cpu, system_wq, &priv->reset_work, 0);
+}
+
+static int ipoib_test_restart_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	char name[IFNAMSIZ];
+	struct net_device *dev;
+	int ret = 0;
+
+	strscpy(name, val, sizeof(name));
+	strim(name);
+	dev = dev_get_by_name(&init_net, name);
+	if (!dev)
+		return -ENODEV;
+	if (ipoib_is_ipoib(dev))
+		ipoib_test_restart(ipoib_priv(dev));
+	else
+		ret = -EINVAL;
+	dev_put(dev);
+	return ret;
+}
+
+static const struct kernel_param_ops ipoib_test_restart_ops = {
+	.set = ipoib_test_restart_set,
+};
+module_param_cb(test_restart, &ipoib_test_restart_ops, NULL, 0200);
+MODULE_PARM_DESC(test_restart, "Test builds: write an interface name to restart its datapath under a held transmit");
