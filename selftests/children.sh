@@ -177,6 +177,12 @@ done
 check "ns1 cannot reach ns2's subnet" \
 	sh -c "! ip netns exec ns1 ping -c 1 -W 1 10.42.0.$peer"
 barrier ns-pinged
+# the same name in two namespaces: debugfs files of their own
+ip -n ns2 link set c2 down
+ip -n ns2 link set c2 name c1
+check "debugfs: c1 of ns1 and c1 of ns2 both have files (c1@nsINUM_path)" \
+	test "$(ls /sys/kernel/debug/ipoib | grep -c '^c1@ns[0-9]*_path$')" = 2
+ip -n ns2 link set c1 name c2
 ip netns del ns1
 check "c1 comes home when ns1 is deleted" wait_until 10 test -e /sys/class/net/c1
 ip netns del ns2

@@ -9,6 +9,8 @@
 # 2. B forwards such packets to a namespace behind a veth without checksum
 #    offload: the checksum is completed on the way out, the namespace's
 #    TCP sees none wrong (a packet taken as verified would fail there);
+# 2b. a peer that turns rx-checksumming off under a live connection
+#    completes the checksums it still receives pending itself;
 # 3. a peer that does not take them (rx-checksumming off when it accepted
 #    the connection) gets complete checksums, computed by us;
 # 4. bad input: a hand-made peer (tools/cm_inject --data, a real RC QP)
@@ -164,6 +166,32 @@ if [ "$ROLE" = B ]; then
 	ip netns del fwd
 fi
 barrier checked-2
+
+# --- 2b: B turns rx-checksumming off under a live connection ----------
+# A keeps leaving checksums to B, as agreed; B completes them itself now,
+# so what its stack (and tcpdump on it) sees has correct checksums.
+if [ "$ROLE" = B ]; then
+	ethtool -K "$ifc" rx off
+	pend0=$(stat_of cm_rx_csum_pending)
+	timeout 60 tcpdump -i "$ifc" -nn -vv -c 5 udp port 9 \
+		>/tmp/rxoff.txt 2>/tmp/rxoff.err &
+	capture=$!
+	check "2b: tcpdump on $ifc" wait_until 10 grep -q listening /tmp/rxoff.err
+	signal rx-off
+	wait "$capture" || true
+	sed 's/^/#   /' /tmp/rxoff.txt
+	check "2b: A's datagrams still came checksum-pending" \
+		test $(($(stat_of cm_rx_csum_pending) - pend0)) -ge 5
+	check "2b: B completed their checksums (tcpdump: udp sum ok)" \
+		test "$(grep -c 'udp sum ok' /tmp/rxoff.txt)" = 5
+else
+	wait_for B rx-off 60
+	for _ in 1 2 3 4 5; do
+		echo checksum-pending >/dev/udp/10.20.0.2/9
+		sleep 0.1
+	done
+fi
+barrier checked-2b
 
 # --- 3: B no longer takes them ----------------------------------------
 # B's down/up closes the connection; the next one is made with B's

@@ -4,7 +4,8 @@
 # Connected mode (RFC 4755) between two soft-RoCE guests: the sysfs mode
 # switch, 65520-octet MTU, one RC connection per peer carrying big pings
 # and iperf3 TCP both ways, the connection visible in debugfs and rdma
-# resource, a switch back and forth under iperf3 that TCP survives, and the
+# resource, multicast above the UD MTU (ICMPv6 Packet Too Big, then
+# fragments), a switch back and forth under iperf3 that TCP survives, and the
 # peer's module unloaded in the middle of a connected transfer.
 GUESTS=2
 VM_TIMEOUT=700
@@ -40,6 +41,19 @@ check "an RC QP of ours in rdma resource" \
 	sh -c "rdma resource show qp | grep 'type RC' | grep -q ib_ipoib"
 rdma resource show qp | sed 's/^/#   /'
 barrier pinged
+
+# Multicast goes over UD, whose MTU (4092) is below the interface's: a
+# bigger datagram is counted (tx_too_big) and answered with ICMPv6 Packet
+# Too Big; the pings still reach the peer, in fragments.
+if [ "$ROLE" = A ]; then
+	big0=$(stat_of tx_too_big)
+	check "6000-octet pings to ff02::1 are answered" \
+		sh -c "ping -6 -c 4 -i 0.3 -W 3 -s 6000 ff02::1%$ifc |
+			grep -q 'bytes from fe80::'"
+	check "... and what was above the UD MTU counted as too big (tx_too_big)" \
+		test "$(stat_of tx_too_big)" -gt "$big0"
+fi
+barrier mcast-big
 
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier iperf-listening

@@ -98,4 +98,35 @@ pkill iperf3
 ip -s link show "$ifc"
 ethtool -S "$ifc"
 check "ib_ipoib unloads with traffic state" modprobe -r ib_ipoib
+
+# RFC 4391 s9.1.2: the broadcast group's Q_Key (on RoCE: roce_qkey) goes
+# on the QP, which checks received datagrams against it (rxe drops a
+# wrong DETH Q_Key as an HCA does), and is what a controlled Q_Key (high
+# bit set) sends with.
+qkey_link() {	# qkey_link QKEY: ib_ipoib with that Q_Key, up, with carrier
+	local i
+	modprobe ib_ipoib "roce_qkey=$1" || return 1
+	wait_until 10 ipoib_if rxe0 || return 1
+	i=$(ipoib_if rxe0)
+	ip addr add "10.20.0.$idx/24" dev "$i" && ip link set "$i" up &&
+		wait_until 15 grep -qx 1 "/sys/class/net/$i/carrier" || return 1
+	dmesg | grep "$i: Q_Key" || [ "$1" = 0x0b1b ]
+}
+check "roce_qkey=0x1234: carrier, and the QP takes the group's Q_Key" \
+	qkey_link 0x1234
+barrier qkey-same
+check "ping over Q_Key 0x1234 on both sides" \
+	ping -c 3 -i 0.2 -W 5 "10.20.0.$peer"
+barrier qkey-pinged
+modprobe -r ib_ipoib
+if [ "$ROLE" = A ]; then
+	check "roce_qkey=0x80001234 (controlled)" qkey_link 0x80001234
+else
+	check "roce_qkey=0x0b1b" qkey_link 0x0b1b
+fi
+barrier qkey-other
+check_fail "a peer with another Q_Key is not heard" \
+	ping -c 2 -i 0.2 -W 2 "10.20.0.$peer"
+barrier qkey-done
+check "ib_ipoib unloads" modprobe -r ib_ipoib
 finish

@@ -6,6 +6,9 @@
 # - the peer reloads ib_ipoib, so its UD QPN and with it its link-layer
 #   address change (RFC 4391 s9.4): our IPv4 and IPv6 traffic to it
 #   resumes at once, because it announces its new address on carrier;
+# - the peer's NIC takes a new MAC, so soft-RoCE's GID 0 changes: its
+#   interface follows (new hardware address, announced) and traffic to it
+#   resumes;
 # - the module is unloaded, or the RDMA device deleted, under iperf3 on the
 #   sending and on the receiving side: every time cleanly (the harness
 #   fails the test on any kernel warning), and the interface comes back.
@@ -84,6 +87,43 @@ else
 	signal reloaded
 fi
 barrier reload-done
+
+# --- B's GID changes: a new MAC under soft-RoCE ----------------------------
+# rxe's GID 0 is the link-local GID of the NIC's MAC; B's interface must
+# put the new one in its hardware address and announce it (the port no
+# longer accepts the old GID), as it does for a new QPN.
+gid_of_mac() {	# the last 8 octets of our address for MAC $1 (EUI-64)
+	local o
+	IFS=: read -ra o <<<"$1"
+	printf '%02x:%s:%s:ff:fe:%s:%s:%s\n' $((16#${o[0]} ^ 2)) "${o[1]}" \
+		"${o[2]}" "${o[3]}" "${o[4]}" "${o[5]}"
+}
+addr_ends() {	# addr_ends SUFFIX
+	grep -q "$1\$" "/sys/class/net/$IFC/address"
+}
+if [ "$ROLE" = B ]; then
+	wait_for A gid-ready 60
+	mac=52:54:00:12:35:02
+	ip link set eth0 down && ip link set eth0 address $mac &&
+		ip link set eth0 up
+	check "GID change: the hardware address follows GID 0" \
+		wait_until 10 addr_ends "$(gid_of_mac $mac)"
+	check "GID change: carrier back" \
+		wait_until 10 grep -qx 1 "/sys/class/net/$IFC/carrier"
+	cat "/sys/class/net/$IFC/address" >"$SHARED/addr.gid.B"
+	log "B's address with the new GID: $(cat "$SHARED/addr.gid.B")"
+	signal gid-changed
+else
+	signal gid-ready
+	wait_for B gid-changed 60
+	t0=$(ms)
+	check "GID change: IPv4 to B resumes within 5 s" \
+		wait_until 5 ping -c 1 -W 1 -q 10.20.0.2
+	log "IPv4 resumed $(($(ms) - t0)) ms after B's new GID"
+	check "GID change: the ARP entry of B holds its new address" \
+		neigh_is 10.20.0.2 "$(cat "$SHARED/addr.gid.B")"
+fi
+barrier gid-done
 
 # --- unload / device delete under iperf3 -----------------------------------
 # restore: module and rxe0 back, the interface configured, carrier on

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Transmit against the datapath's own teardown, on guests with two vCPUs
+# (a race needs two CPUs to interleave) and the test build of the module
+# (make TEST_HOOKS=1, never installed). Its test_restart restarts a
+# datapath, on another CPU, while a transmit holds (test_xmit_hold_ms)
+# between its look at the QP state and its post, and the restart holds
+# (test_restart_gap_ms) between teardown and bring-up: a restart that
+# does not first stop transmit and wait for it (netif_tx_disable,
+# synchronize_net) has that send post into the rings it freed (an Oops:
+# the ring pointer is NULL by then). While A pings B, in a loop:
+# 1. A's datapath restarts (the reset work's path, which a transmit
+#    timeout, a QP error or a P_Key change takes; here test_restart);
+# 2. A flushes its neighbours, switches to connected mode and back, and
+#    goes down and up;
+# then traffic flows both ways and A holds as many verbs objects as
+# before.
+GUESTS=2
+VM_SMP=2
+VM_TIMEOUT=600
+TEST_HOOKS=1
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+idx=$IDX ifc=$IFC
+peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
+sys=/sys/class/net/$ifc
+param=/sys/module/ib_ipoib/parameters
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+barrier configured
+check "ping $peer" ping -c 2 -i 0.2 -W 5 "10.20.0.$peer"
+barrier pinged
+
+# verbs objects of rxe0: "pd N cq N qp N ..." without the context count
+verbs() {
+	rdma resource show rxe0 | sed 's/^[0-9]*: rxe0: //; s/ ctx [0-9]*//'
+}
+carrier() {
+	grep -qx 1 "$sys/carrier"
+}
+restarted() {	# restarted N: N restarts done and carrier back
+	[ "$(stat_of restarts)" -ge "$1" ] && carrier
+}
+sending() {	# sending: A's pings are still going out
+	kill -0 "$pinger" 2>/dev/null
+}
+
+rounds=25
+if [ "$ROLE" = A ]; then
+	before=$(verbs)
+	log "verbs objects before: $before"
+	# the send held at the restart resumes 300 ms later, well within the
+	# restart's 1 s gap unless the restart waited for it
+	echo 300 >"$param/test_xmit_hold_ms"
+	echo 1000 >"$param/test_restart_gap_ms"
+	ping -q -i 0.01 -s 1000 10.20.0.2 >/tmp/ping.log 2>&1 &
+	pinger=$!
+	n0=$(stat_of restarts)
+	for i in $(seq $rounds); do
+		echo "$ifc" >"$param/test_restart"
+		wait_until 20 restarted $((n0 + i)) || break
+	done
+	check "1: $rounds restarts under traffic, carrier back after each" \
+		restarted $((n0 + rounds))
+	echo 0 >"$param/test_restart_gap_ms"
+	echo 0 >"$param/test_xmit_hold_ms"
+	for i in $(seq 5); do
+		ip neigh flush dev "$ifc"
+		echo connected >"$sys/mode"
+		echo datagram >"$sys/mode"
+		ip link set "$ifc" down
+		ip link set "$ifc" up
+		wait_until 20 carrier || break
+	done
+	check "2: neighbour flushes, mode switches and down/up under traffic" \
+		carrier
+	check "... with the pings still going" sending
+	kill "$pinger"
+	wait
+	sed 's/^/#   /' /tmp/ping.log
+	ip link set "$ifc" down
+	ip link set "$ifc" up
+	check "carrier after a last down/up" wait_until 20 carrier
+	check "ping B" wait_until 10 ping -c 1 -W 1 -q 10.20.0.2
+	after=$(verbs)
+	log "verbs objects after: $after"
+	check "as many verbs objects as before" test "$after" = "$before"
+	signal done
+else
+	wait_for A done $((VM_TIMEOUT - 60))
+	check "ping A" ping -c 2 -i 0.2 -W 5 10.20.0.1
+fi
+barrier end
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+finish
