@@ -52,7 +52,7 @@ static void ipoib_test_restart(struct ipoib_dev *priv)
 	if (READ_ONCE(ipoib_test_xmit_hold_ms)) {
 		atomic_set(&ipoib_test_hold, 1);
 		for (i = 0; i < 1000 && atomic_read(&ipoib_test_hold) != 2; i++)
-			msleep(1);
+			usleep_range(1000, 2000);
 		if (atomic_read(&ipoib_test_hold) == 2)
 			cpu = cpumask_any_but(cpu_online_mask,
 					      READ_ONCE(ipoib_test_hold_cpu));

@@ -13,6 +13,7 @@
 #                kernel's reports of them are no problem
 #   CM_INJECT=1  the test uses tools/cm_inject: built on the host first,
 #                $inject in the guests
+#   UD_INJECT=1  the test uses tools/inject: built on the host first
 # A test takes one option: --module KO boots the guests with KO (built for
 # that kernel) instead of building this checkout's module.
 

@@ -15,7 +15,7 @@
 # then one result per test for its guests' exit status and its kernel log.
 # A test reads its settings from lines of its own that start with them
 # (GUESTS=, VM_SMP=, VM_TIMEOUT= seconds (default 300), CM_INJECT=1,
-# TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1).
+# UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
 #   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
 #                that debug kernel instead (make check-debug); its time
@@ -82,12 +82,14 @@ tap() {	# tap OK|FAIL DESC
 echo "TAP version 13"
 # Tools first: a failed build fails every test it would have run.
 need_inject=
+need_ud_inject=
 need_hooks=
 declare -A group_of=() limit_of=()
 groups=()
 for t in "$@"; do
 	t=$(realpath "$t")
 	[ "$(setting "$t" CM_INJECT '')" = 1 ] && need_inject=1
+	[ "$(setting "$t" UD_INJECT '')" = 1 ] && need_ud_inject=1
 	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
 	# guests-smp-hooks-allocfail
 	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
@@ -97,13 +99,15 @@ for t in "$@"; do
 	limit_of[$t]=$(setting "$t" VM_TIMEOUT 300)
 done
 build_log=$runs/build-$kver.log
-if [ -n "$need_inject" ] &&
-	! make -s -C "$top/tools/cm_inject" >"$build_log" 2>&1; then
-	tap FAIL "build tools/cm_inject"
-	sed 's/^/# /' "$build_log"
-	echo "1..$n"
-	exit 1
-fi
+# the guests see the host's binaries read-only: build them first
+for tool in ${need_inject:+cm_inject} ${need_ud_inject:+inject}; do
+	if ! make -s -C "$top/tools/$tool" >"$build_log" 2>&1; then
+		tap FAIL "build tools/$tool"
+		sed 's/^/# /' "$build_log"
+		echo "1..$n"
+		exit 1
+	fi
+done
 if [ -z "$module_given" ]; then
 	if ! make -s -C "$top" modules KVER="$kver" "${kmake_args[@]}" \
 		>"$build_log" 2>&1; then
