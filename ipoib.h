@@ -32,21 +32,24 @@
  *   come from NAPI, so destruction is deferred to priv->wq.
  * - priv->announce_left and the debugfs file names change under RTNL only
  *   (netdev notifier, announce_work, which trylocks RTNL like reset_work).
- * - Connected mode (ipoib_cm*.c): a connection's state changes under
- *   priv->cm.mutex; the two connection tables, the per-connection queues
- *   and states as xmit sees them also take priv->cm.lock (spinlock, BH
- *   off), as does every post to a connection's send queue (the one
- *   gather list, priv->cm.tx_sg_list, is filled under it). xmit and
- *   debugfs read the tables under RCU; NAPI finds a connection by the
- *   value of wc->qp in priv->cm.by_qp under RCU, never dereferencing it
- *   (the QP may be gone, its completion still queued).
- *   Connections are freed with call_rcu() once out of all three tables,
- *   so those readers never see freed memory. Without an SRQ, each
- *   connection's receive ring sits in priv->cm.nonsrq[] (set under
- *   cm.mutex, read by NAPI under RCU); teardown waits for its posted
- *   receives to come back and for a grace period before freeing it.
- *   priv->cm.reap_lock (BH off) guards the reap and fail lists, which
- *   NAPI feeds.
+ * - Connected mode (ipoib_cm*.h, ipoib_cm*.c): peers and channels.
+ *   priv->cm.lock (spinlock, BH off) guards the peer table (written
+ *   under it, read under RCU or it), peer->tx (__rcu: published and
+ *   unpublished under it), peer->queue, a channel's state as transmit
+ *   sees it, and every post to a channel's send queue (with the one
+ *   gather list, priv->cm.tx_sg_list). priv->cm.mutex serialises state
+ *   changes (ipoib_cm_step(), which takes cm.lock for what transmit
+ *   sees), the use of a channel's cm_id, and priv->cm.chans; it is held
+ *   briefly, never across QP creation, buffer allocation or a drain.
+ *   cm.mutex nests outside cm.lock. A channel's set-up work owns its QP
+ *   until it ends (IPOIB_CM_HOLD_SETUP). Peers are kref'd (the table and
+ *   each channel) and freed after a grace period. A channel is released
+ *   by the release work once all its holds are gone (the last completion
+ *   of a draining QP drops one, in NAPI), and freed after a grace period:
+ *   NAPI finds it by wc->qp's context or by value in priv->cm.by_qp
+ *   (RCU), transmit through peer->tx (RCU, cm.lock). Without an SRQ each
+ *   channel's receive ring sits in priv->cm.nonsrq[] (__rcu, read by
+ *   NAPI), unpublished before that grace period.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  * - Children (P_Key partitions, ipoib_child.c) sit on hca->ports with
@@ -313,6 +316,8 @@ struct ipoib_counters {
 	atomic_long_t cm_crossed;	/* REQs crossed (RFC 4755 s3.3) */
 	atomic_long_t cm_connections;	/* connections established */
 	atomic_long_t cm_failures;	/* attempts or connections failed */
+	atomic_long_t cm_no_room;	/* send CQ full: a channel refused */
+	atomic_long_t cm_no_last_wqe;	/* SRQ QP drained without the event */
 	atomic_long_t cm_rx_misdirected; /* data on ours, cm_bidir off */
 	atomic_long_t cm_tx_csum_pending; /* checksum left to the receiver */
 	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */
@@ -333,68 +338,6 @@ struct ipoib_counters {
 #define IPOIB_CM_MAX_NONSRQ	4096
 #define IPOIB_CM_IDLE		(300 * HZ)
 
-enum ipoib_cm_state {
-	IPOIB_CM_REQ_SENT,	/* active: REQ out, waiting for REP */
-	IPOIB_CM_REP_SENT,	/* passive: REP out, waiting for RTU */
-	IPOIB_CM_LIVE,		/* unicast to the peer goes over it */
-	IPOIB_CM_CLOSED,	/* released; until retry_at the peer gets UD */
-};
-
-enum ipoib_cm_event {
-	IPOIB_CM_EV_REP,	/* REP received (active) */
-	IPOIB_CM_EV_RTU,	/* RTU or first message (passive) */
-	IPOIB_CM_EV_REJ,	/* REJ, or a REQ/REP timed out */
-	IPOIB_CM_EV_FAIL,	/* a local failure or a send error */
-	IPOIB_CM_EV_DREQ,	/* the peer disconnects */
-	IPOIB_CM_EV_CLOSE,	/* we close: idle, down, replaced */
-};
-
-/*
- * One RC/UC QP to a peer interface: used both ways with peers that say
- * they do so, else (the in-tree model) we send on the ones we opened and
- * only receive on the ones the peer opened (rx_only).
- */
-struct ipoib_cm_conn {
-	struct hlist_node node;		/* priv->cm.conns or .rx_only */
-	struct hlist_node qp_node;	/* priv->cm.by_qp while qp lives */
-	struct rcu_head rcu;
-	struct ipoib_dev *priv;
-	u8 peer[IPOIB_ADDR_LEN];	/* its link-layer address, flags 0 */
-	enum ipoib_cm_state state;
-	bool active;			/* we sent the REQ */
-	bool uc;			/* UC, not RC */
-	bool sid_rfc;			/* REQ to the RFC 4755 service ID */
-	bool retry_sid_rfc;		/* the Linux one was refused */
-	bool replacing;			/* a fresh attempt is queued */
-	bool unhashed;			/* out of priv->cm.conns */
-	bool released;			/* cm_id and QP gone */
-	bool superseded;		/* our REQ lost a crossing (s3.3) */
-	bool freed;			/* call_rcu() done */
-	bool was_live;			/* reached LIVE at least once */
-	bool rx_only;			/* the peer's, we never send on it */
-	bool csum_pending;		/* peer takes checksum-pending packets */
-	unsigned long failing;		/* bit 0: on the fail list */
-	struct ib_cm_id *cm_id;
-	struct ib_qp *qp;
-	struct ipoib_cm_rx_ring *rx;	/* its own receive ring, no SRQ */
-	const struct ib_gid_attr *sgid_attr;
-	struct sa_path_rec path_rec;
-	u32 mtu;			/* IPoIB MTU of this connection */
-	struct ipoib_cm_tx_buf *tx_ring; /* sendq_size entries, with the QP */
-	unsigned int tx_head;
-	unsigned int tx_tail;
-	struct sk_buff_head queue;	/* too big for UD: wait for LIVE */
-	unsigned long last_used;	/* jiffies of the last send */
-	unsigned long last_rx;		/* jiffies of the last receive */
-	unsigned long retry_at;
-	unsigned long backoff;
-	struct ipoib_cm_conn *old;	/* the closed one it replaces */
-	struct list_head start_node;
-	struct list_head reap_node;
-	struct list_head fail_node;
-	struct list_head super_node;	/* priv->cm.superseded */
-};
-
 struct ipoib_cm_tx_buf {
 	struct sk_buff *skb;
 	u64 mapping[IPOIB_CM_TX_SGE];	/* the head, then each fragment */
@@ -414,43 +357,42 @@ struct ipoib_cm_rx_ring {
 	struct ipoib_cm_rx_buf *buf;
 	unsigned int size;
 	struct ib_qp *qp;		/* NULL: the SRQ's ring */
-	struct ipoib_cm_conn *conn;	/* whose ring, if not the SRQ's */
+	struct ipoib_cm_chan *chan;	/* whose ring, if not the SRQ's */
 	unsigned int index;		/* 0: the SRQ, n: priv->cm.nonsrq[n - 1] */
 	u16 gen;			/* in wr_id: stale completions miss */
-	atomic_t posted;		/* per connection: not yet completed */
-	bool closing;			/* per connection: no more reposts */
+	atomic_t posted;		/* per channel: not yet completed */
+	bool closing;			/* per channel: draining, no reposts */
 };
+
+struct ipoib_cm_chan;
 
 struct ipoib_cm {
 	struct workqueue_struct *wq;	/* NULL: no connected mode here */
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
-	bool use_srq;			/* else a receive ring per connection */
+	bool use_srq;			/* else a receive ring per channel */
 	struct ib_srq *srq;
 	struct ipoib_cm_rx_ring srq_ring;
-	struct ipoib_cm_rx_ring __rcu **nonsrq;	/* per-connection rings */
+	struct ipoib_cm_rx_ring __rcu **nonsrq;	/* per-channel rings */
 	unsigned int nonsrq_max;	/* slots in nonsrq */
 	struct ida nonsrq_ida;
 	u16 nonsrq_gen;
 	struct ib_cm_id *listen[2];	/* Linux and RFC service IDs */
-	struct mutex mutex;		/* connection state changes */
-	spinlock_t lock;		/* conns, states, queues vs. xmit */
-	DECLARE_HASHTABLE(conns, 6);	/* the ones we send on, by peer */
-	DECLARE_HASHTABLE(rx_only, 6);	/* receive-only, by peer */
-	unsigned int nconns;		/* in both tables */
-	unsigned int max_conns;		/* as many as the send CQ holds */
-	DECLARE_HASHTABLE(by_qp, 6);	/* by QP, for receive completions */
-	atomic_t tx_stopped;		/* a full connection stopped the queue */
+	struct mutex mutex;		/* channel transitions, their cm_ids */
+	spinlock_t lock;		/* peers, chans, states, sends */
+	DECLARE_HASHTABLE(peers, 8);	/* struct ipoib_cm_peer, by address */
+	unsigned int npeers;
+	struct list_head chans;		/* every channel not yet released */
+	atomic_t nchans;		/* ... and those being released */
+	DECLARE_HASHTABLE(by_qp, 6);	/* channels by QP, for NAPI */
+	atomic_t send_room;		/* send CQ entries not reserved */
+	unsigned int max_conns;		/* send CQ entries / send queue */
+	atomic_t tx_stopped;		/* a full channel stopped the queue */
 	unsigned int tx_sge;		/* gather entries per send */
 	struct ib_sge tx_sg_list[IPOIB_CM_TX_SGE]; /* under lock: sends */
-	struct list_head start_list;	/* xmit -> start_work */
-	struct list_head superseded;	/* lost crossings, awaiting REJ */
-	struct work_struct start_work;
-	spinlock_t reap_lock;		/* reap_list, fail_list */
-	struct list_head reap_list;
-	struct work_struct reap_work;
-	struct list_head fail_list;
-	struct work_struct fail_work;
+	spinlock_t release_lock;	/* release_list, any context */
+	struct list_head release_list;	/* drained channels */
+	struct work_struct release_work;
 	struct delayed_work gc_work;
 };
 

@@ -19,7 +19,6 @@
 
 #define IPOIB_CM_WR_RING_SHIFT	16
 #define IPOIB_CM_WR_GEN_SHIFT	32
-#define IPOIB_CM_RX_DRAIN	(5 * HZ)
 #define IPOIB_CM_RX_COPYBREAK	256
 
 static void ipoib_cm_free_rx_pages(struct ipoib_dev *priv,
@@ -308,10 +307,18 @@ no_buf:
 	atomic_long_inc(&priv->counters.rx_no_buf);
 }
 
+/* NAPI: one receive of a channel's own ring is back and not reposted. */
+static void ipoib_cm_rx_put(struct ipoib_cm_rx_ring *ring)
+{
+	/* fully ordered: pairs with ipoib_cm_rx_chan_drain() */
+	if (atomic_dec_and_test(&ring->posted) && READ_ONCE(ring->closing))
+		ipoib_cm_unhold(ring->chan, IPOIB_CM_HOLD_RX);
+}
+
 /*
- * NAPI: a receive completed on some connection. The SRQ's slot always
- * goes back; a connection's own ring stops reposting once it fails or
- * closes, so that its count of posted receives drains to zero.
+ * NAPI: a receive completed on some channel. The SRQ's slot always goes
+ * back; a channel's own ring stops reposting once it fails or drains, so
+ * that its count of posted receives comes down to zero.
  */
 void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
@@ -319,7 +326,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	struct ipoib_cm_rx_ring *ring;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
-	/* teardown waits for a grace period before freeing a ring */
+	/* the release work waits for a grace period before freeing a ring */
 	rcu_read_lock();
 	ring = ipoib_cm_rx_ring_of(priv, wc->wr_id);
 	if (unlikely(!ring || id >= ring->size)) {
@@ -328,7 +335,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		goto out;
 	}
 	if (unlikely(!ok)) {
-		/* a connection failing under a receive; the buffer is fine */
+		/* a channel failing under a receive; the buffer is fine */
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			ipoib_warn_rl(priv, "CM receive error %d (vendor 0x%x)\n",
 				      wc->status, wc->vendor_err);
@@ -339,18 +346,18 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		ipoib_cm_deliver(priv, &ring->buf[id], wc);
 	}
 	if (ring->qp && (!ok || READ_ONCE(ring->closing))) {
-		/* its QP is going; a real error ends the connection */
+		/* its QP is going; a real error ends the channel */
 		if (!ok && wc->status != IB_WC_WR_FLUSH_ERR)
-			ipoib_cm_fail_later(ring->conn);
-		atomic_dec(&ring->posted);
+			ipoib_cm_async(ring->chan, IPOIB_CM_ASYNC_FAIL);
+		ipoib_cm_rx_put(ring);
 		goto out;
 	}
 	if (unlikely(ipoib_cm_post_rx(priv, ring, id))) {
 		ipoib_warn_rl(priv, "cannot repost CM receive buffer %u\n", id);
-		/* a connection's ring that stops refilling ends it */
+		/* a channel's ring that stops refilling ends it */
 		if (ring->qp) {
-			ipoib_cm_fail_later(ring->conn);
-			atomic_dec(&ring->posted);
+			ipoib_cm_async(ring->chan, IPOIB_CM_ASYNC_FAIL);
+			ipoib_cm_rx_put(ring);
 		}
 	}
 out:
@@ -440,17 +447,16 @@ int ipoib_cm_rx_open(struct ipoib_dev *priv)
 }
 
 /*
- * No SRQ: a ring of its own for @conn, whose QP is in INIT or later
- * (cm_mutex held). -ENOSPC when max_nonsrq_conn_qp rings are in use. On
- * failure too conn->rx may be set: the QP's teardown drains and frees it.
+ * No SRQ: a ring of its own for @chan, whose QP is in INIT (its set-up
+ * work). -ENOSPC when max_nonsrq_conn_qp rings are in use. On failure too
+ * chan->rx may be set: the channel's drain waits for what was posted.
  */
-int ipoib_cm_rx_conn_open(struct ipoib_cm_conn *conn)
+int ipoib_cm_rx_chan_open(struct ipoib_cm_chan *chan)
 {
-	struct ipoib_dev *priv = conn->priv;
+	struct ipoib_dev *priv = chan->priv;
 	struct ipoib_cm_rx_ring *ring;
 	int slot;
 
-	lockdep_assert_held(&priv->cm.mutex);
 	slot = ida_alloc_max(&priv->cm.nonsrq_ida, priv->cm.nonsrq_max - 1,
 			     GFP_KERNEL);
 	if (slot == -ENOSPC)
@@ -463,55 +469,46 @@ int ipoib_cm_rx_conn_open(struct ipoib_cm_conn *conn)
 		ida_free(&priv->cm.nonsrq_ida, slot);
 		return -ENOMEM;
 	}
-	ring->qp = conn->qp;
-	ring->conn = conn;
+	ring->qp = chan->qp;
+	ring->chan = chan;
 	ring->index = slot + 1;
+	spin_lock_bh(&priv->cm.lock);
 	ring->gen = ++priv->cm.nonsrq_gen;
+	spin_unlock_bh(&priv->cm.lock);
 	rcu_assign_pointer(priv->cm.nonsrq[slot], ring);
-	conn->rx = ring;
+	chan->rx = ring;
 	return ipoib_cm_fill_ring(priv, ring);
 }
 
 /*
- * Before a connection's QP is destroyed (its QP already in the error
- * state, which flushes every posted receive; ring->closing set before
- * that): wait until NAPI has seen the last of them, then make sure no
- * NAPI run still holds the ring. False if they did not all come back.
+ * The channel drains (before its QP enters the error state, which
+ * flushes every posted receive): no more reposts; the RX hold goes when
+ * the last receive is back, here if none is out.
  */
-bool ipoib_cm_rx_conn_drain(struct ipoib_cm_conn *conn)
+void ipoib_cm_rx_chan_drain(struct ipoib_cm_chan *chan)
 {
-	unsigned long deadline = jiffies + IPOIB_CM_RX_DRAIN;
-	struct ipoib_cm_rx_ring *ring = conn->rx;
-	bool drained = true;
+	struct ipoib_cm_rx_ring *ring = chan->rx;
 
 	WRITE_ONCE(ring->closing, true);
-	while (atomic_read(&ring->posted)) {
-		if (time_after(jiffies, deadline)) {
-			netdev_warn(conn->priv->dev, "CM: %d receives not flushed\n",
-				    atomic_read(&ring->posted));
-			drained = false;
-			break;
-		}
-		usleep_range(1000, 2000);
-	}
-	RCU_INIT_POINTER(conn->priv->cm.nonsrq[ring->index - 1], NULL);
-	synchronize_net();
-	return drained;
+	smp_mb(); /* closing before posted; pairs with ipoib_cm_rx_put() */
+	if (!atomic_read(&ring->posted))
+		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_RX);
 }
 
-/*
- * After the QP is destroyed: nothing fills the buffers any more. A ring
- * that did not drain keeps its slot: its completions may still be in the
- * CQ, and the CQ has room for that slot's receives only.
- */
-void ipoib_cm_rx_conn_close(struct ipoib_cm_conn *conn, bool drained)
+/* Released: completions naming the ring find nothing after a grace period. */
+void ipoib_cm_rx_chan_unpublish(struct ipoib_cm_chan *chan)
 {
-	struct ipoib_dev *priv = conn->priv;
-	struct ipoib_cm_rx_ring *ring = conn->rx;
+	RCU_INIT_POINTER(chan->priv->cm.nonsrq[chan->rx->index - 1], NULL);
+}
 
-	conn->rx = NULL;
+/* ... and after it: the buffers and the slot go. */
+void ipoib_cm_rx_chan_free(struct ipoib_cm_chan *chan)
+{
+	struct ipoib_dev *priv = chan->priv;
+	struct ipoib_cm_rx_ring *ring = chan->rx;
+
+	chan->rx = NULL;
 	ipoib_cm_free_ring(priv, ring);
-	if (drained)
-		ida_free(&priv->cm.nonsrq_ida, ring->index - 1);
+	ida_free(&priv->cm.nonsrq_ida, ring->index - 1);
 	kfree(ring);
 }

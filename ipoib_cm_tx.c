@@ -68,17 +68,17 @@ static int ipoib_cm_map_tx(struct ipoib_dev *priv, struct ipoib_cm_tx_buf *tx,
  * (ipoib_wire.h) and leave it; else complete it here, as the stack would
  * have. 0, or an error if it could not be completed.
  */
-static int ipoib_cm_tx_csum(struct ipoib_cm_conn *conn, struct sk_buff *skb,
+static int ipoib_cm_tx_csum(struct ipoib_cm_chan *chan, struct sk_buff *skb,
 			    struct ib_send_wr *wr)
 {
-	struct ipoib_dev *priv = conn->priv;
+	struct ipoib_dev *priv = chan->priv;
 	int start;
 
 	if (skb->ip_summed != CHECKSUM_PARTIAL)
 		return 0;
 	/* from the IP header, behind the encapsulation header */
 	start = skb_checksum_start_offset(skb) - IPOIB_ENCAP_LEN;
-	if (conn->csum_pending && start >= 0 &&
+	if (chan->csum_pending && start >= 0 &&
 	    !ipoib_cm_csum_imm_pack((u8 *)&wr->ex.imm_data, start,
 				    skb->csum_offset)) {
 		wr->opcode = IB_WR_SEND_WITH_IMM;
@@ -92,9 +92,9 @@ static int ipoib_cm_tx_csum(struct ipoib_cm_conn *conn, struct sk_buff *skb,
  * Send one skb (pseudo header still in front) over a live connection.
  * cm_lock held: it also guards the gather list.
  */
-void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
+void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 {
-	struct ipoib_dev *priv = conn->priv;
+	struct ipoib_dev *priv = chan->priv;
 	struct net_device *dev = priv->dev;
 	struct ib_sge *sge = priv->cm.tx_sg_list;
 	struct ipoib_cm_tx_buf *tx;
@@ -107,14 +107,14 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 	int nsge;
 
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
-	if (unlikely(ipoib_cm_tx_csum(conn, skb, &wr)))
+	if (unlikely(ipoib_cm_tx_csum(chan, skb, &wr)))
 		goto drop;
 	/* more fragments than the QP gathers, or a chain of skbs: one copy */
 	if (unlikely((skb_shinfo(skb)->nr_frags >= priv->cm.tx_sge ||
 		      skb_has_frag_list(skb)) && skb_linearize(skb)))
 		goto drop;
-	id = conn->tx_head & (priv->sendq_size - 1);
-	tx = &conn->tx_ring[id];
+	id = chan->tx_head & (priv->sendq_size - 1);
+	tx = &chan->tx_ring[id];
 	tx->skb = skb;
 	nsge = ipoib_cm_map_tx(priv, tx, sge);
 	if (unlikely(nsge < 0)) {
@@ -126,7 +126,7 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 	/* the completion may free the skb before ib_post_send() returns */
 	len = skb->len;
 	ipoib_tx_release_owner(skb);
-	if (unlikely(ib_post_send(conn->qp, &wr, NULL))) {
+	if (unlikely(ib_post_send(chan->qp, &wr, NULL))) {
 		ipoib_warn_rl(priv, "CM post send failed\n");
 		ipoib_cm_unmap_tx(priv, tx, nsge - 1);
 		tx->skb = NULL;
@@ -136,13 +136,13 @@ void ipoib_cm_send(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 	}
 	DEV_STATS_INC(dev, tx_packets);
 	DEV_STATS_ADD(dev, tx_bytes, len);
-	WRITE_ONCE(conn->tx_head, conn->tx_head + 1);
-	WRITE_ONCE(conn->last_used, jiffies);
-	if (ipoib_cm_tx_full(conn)) {
+	WRITE_ONCE(chan->tx_head, chan->tx_head + 1);
+	WRITE_ONCE(chan->last_used, jiffies);
+	if (ipoib_cm_tx_full(chan)) {
 		netif_stop_queue(dev);
 		atomic_inc(&priv->cm.tx_stopped);
 		smp_mb(); /* queue state before re-reading tx_tail */
-		if (!ipoib_cm_tx_full(conn) &&
+		if (!ipoib_cm_tx_full(chan) &&
 		    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
 			netif_wake_queue(dev);
 	}
@@ -152,18 +152,40 @@ drop:
 	dev_kfree_skb_any(skb);
 }
 
-/* A connection ended: what waited for it goes over UD or is refused. */
-void ipoib_cm_flush_to_ud(struct ipoib_cm_conn *conn)
+/*
+ * @chan now carries its peer's traffic: what waited for a channel goes
+ * first, in order; what is larger than its MTU gets a "too big".
+ */
+void ipoib_cm_send_queued(struct ipoib_cm_chan *chan)
 {
-	struct ipoib_dev *priv = conn->priv;
-	struct sk_buff_head list;
+	struct ipoib_dev *priv = chan->priv;
+	struct sk_buff_head too_big;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&list);
+	__skb_queue_head_init(&too_big);
 	spin_lock_bh(&priv->cm.lock);
-	skb_queue_splice_init(&conn->queue, &list);
+	while ((skb = __skb_dequeue(&chan->peer->queue))) {
+		if (ipoib_cm_ip_len(skb) > chan->mtu) {
+			__skb_queue_tail(&too_big, skb);
+		} else if (ipoib_cm_tx_full(chan)) {
+			/* only with a send queue shorter than this queue */
+			DEV_STATS_INC(priv->dev, tx_dropped);
+			dev_kfree_skb_any(skb);
+		} else {
+			ipoib_cm_send(chan, skb);
+		}
+	}
 	spin_unlock_bh(&priv->cm.lock);
-	while ((skb = __skb_dequeue(&list))) {
+	while ((skb = __skb_dequeue(&too_big)))
+		ipoib_tx_too_big(priv, skb, chan->mtu);
+}
+
+/* A channel went without carrying them: what waited goes over UD. */
+void ipoib_cm_flush_to_ud(struct ipoib_dev *priv, struct sk_buff_head *list)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(list))) {
 		if (ipoib_cm_ip_len(skb) > priv->dev->mtu ||
 		    ipoib_cm_ip_len(skb) > IPOIB_UD_MTU(priv->mcast_mtu)) {
 			ipoib_tx_too_big(priv, skb,
@@ -201,132 +223,135 @@ static bool ipoib_cm_carries(struct sk_buff *skb)
 		      *tp > NDISC_REDIRECT);
 }
 
+/* Send over a live channel (cm.lock held); ipoib_cm_xmit()'s returns. */
+static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
+{
+	struct ipoib_dev *priv = chan->priv;
+
+	if (ipoib_cm_ip_len(skb) > chan->mtu) {
+		spin_unlock_bh(&priv->cm.lock);
+		ipoib_tx_too_big(priv, skb, chan->mtu);
+		return 1;
+	}
+	if (unlikely(ipoib_cm_tx_full(chan))) {
+		netif_stop_queue(priv->dev);
+		atomic_inc(&priv->cm.tx_stopped);
+		smp_mb(); /* queue state before re-reading tx_tail */
+		if (ipoib_cm_tx_full(chan)) {
+			spin_unlock_bh(&priv->cm.lock);
+			return -EBUSY;
+		}
+		if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
+			netif_wake_queue(priv->dev);
+	}
+	ipoib_cm_send(chan, skb);
+	spin_unlock_bh(&priv->cm.lock);
+	return 1;
+}
+
+/* A channel to @peer (cm.lock held), published before its set-up runs. */
+static struct ipoib_cm_chan *ipoib_cm_start(struct ipoib_cm_peer *peer,
+					    struct ipoib_path *path, bool uc)
+{
+	struct ipoib_dev *priv = peer->priv;
+	struct ipoib_cm_chan *chan;
+
+	chan = ipoib_cm_chan_new(peer, true, true, GFP_ATOMIC);
+	if (!chan)
+		return NULL;
+	chan->uc = uc;
+	priv->fabric->cm_path(priv, path, &chan->path_rec);
+	rcu_assign_pointer(peer->tx, chan);
+	queue_work(priv->cm.wq, &chan->setup_work);
+	return chan;
+}
+
+/* A datagram-only peer, or no channel: s7.2, its MTU is the UD MTU. */
+static int ipoib_cm_ud_or_too_big(struct ipoib_dev *priv, struct sk_buff *skb)
+{
+	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
+
+	if (ipoib_cm_ip_len(skb) > ud_mtu &&
+	    (skb->protocol == htons(ETH_P_IP) ||
+	     skb->protocol == htons(ETH_P_IPV6))) {
+		ipoib_tx_too_big(priv, skb, ud_mtu);
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Transmit of a unicast IP packet to @dst in connected mode: over a live
- * connection, or UD while there is none. Returns 0 if the caller must
- * send it over UD, 1 if it was taken, -EBUSY if the connection's send
- * queue is full (the netdev queue is stopped; try again). Runs with the
- * path to the peer resolved.
+ * channel, or UD while there is none. Returns 0 if the caller must send
+ * it over UD, 1 if it was taken, -EBUSY if the channel's send queue is
+ * full (the netdev queue is stopped; try again). Runs with the path to
+ * the peer resolved.
  */
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst)
 {
 	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
-	struct ipoib_cm_conn *conn;
-	struct ipoib_cm_conn *pending, *wait = NULL;
-	u8 peer[IPOIB_ADDR_LEN];
-	bool start = false;
+	struct ipoib_cm_peer *peer = NULL;
+	struct ipoib_cm_chan *chan;
+	u8 addr[IPOIB_ADDR_LEN];
 	bool uc;
 
 	/* UC when we are set to and the peer takes it, else RC */
 	uc = ipoib_cm_uc && (dst->flags & IPOIB_FLAG_UC);
-	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
-	    !(uc || (dst->flags & IPOIB_FLAG_RC)) || !ipoib_cm_carries(skb)) {
-		/* a datagram-only peer: s7.2, its MTU is the UD MTU */
-		if (ipoib_cm_ip_len(skb) > ud_mtu &&
-		    (skb->protocol == htons(ETH_P_IP) ||
-		     skb->protocol == htons(ETH_P_IPV6))) {
-			ipoib_tx_too_big(priv, skb, ud_mtu);
-			return 1;
-		}
-		return 0;
-	}
-	ipoib_cm_peer_addr(peer, dst->qpn, (const union ib_gid *)dst->gid);
+	if (!(uc || (dst->flags & IPOIB_FLAG_RC)) || !ipoib_cm_carries(skb))
+		return ipoib_cm_ud_or_too_big(priv, skb);
+	ipoib_cm_peer_addr(addr, dst->qpn, (const union ib_gid *)dst->gid);
 
 	spin_lock_bh(&priv->cm.lock);
-	conn = ipoib_cm_find(priv, peer, false);
-	if (conn && conn->state == IPOIB_CM_LIVE) {
-		if (ipoib_cm_ip_len(skb) > conn->mtu) {
-			spin_unlock_bh(&priv->cm.lock);
-			ipoib_tx_too_big(priv, skb, conn->mtu);
-			return 1;
-		}
-		if (unlikely(ipoib_cm_tx_full(conn))) {
-			netif_stop_queue(priv->dev);
-			atomic_inc(&priv->cm.tx_stopped);
-			smp_mb(); /* queue state before re-reading tx_tail */
-			if (ipoib_cm_tx_full(conn)) {
-				spin_unlock_bh(&priv->cm.lock);
-				return -EBUSY;
-			}
-			if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
-				netif_wake_queue(priv->dev);
-		}
-		ipoib_cm_send(conn, skb);
+	if (test_bit(IPOIB_FLAG_CM_UP, &priv->flags))
+		peer = ipoib_cm_peer_get(priv, addr, GFP_ATOMIC);
+	if (!peer) {
 		spin_unlock_bh(&priv->cm.lock);
-		return 1;
+		return ipoib_cm_ud_or_too_big(priv, skb);
 	}
-	if (conn && conn->state == IPOIB_CM_CLOSED &&
-	    time_after_eq(jiffies, conn->retry_at) && !conn->replacing) {
-		/* a failed or closed one is replaced by a fresh attempt */
-		conn->replacing = true;
-		start = true;
-	} else if (!conn && priv->cm.nconns < priv->cm.max_conns) {
-		start = true;
-	}
-	/* an attempt already waiting for start_work serves this packet too */
-	list_for_each_entry(pending, &priv->cm.start_list, start_node) {
-		if (!memcmp(pending->peer, peer, IPOIB_ADDR_LEN)) {
-			if (start && conn)
-				conn->replacing = false;
-			start = false;
-			wait = pending;
-			break;
-		}
-	}
-	if (start) {
-		struct ipoib_cm_conn *fresh;
-
-		fresh = ipoib_cm_conn_new(priv, peer, true, GFP_ATOMIC);
-		if (fresh) {
-			fresh->state = IPOIB_CM_REQ_SENT;
-			fresh->uc = uc;
-			priv->fabric->cm_path(priv, path, &fresh->path_rec);
-			fresh->sid_rfc = conn && conn->retry_sid_rfc;
-			fresh->backoff = conn ? conn->backoff : 0;
-			fresh->old = conn;
-			list_add_tail(&fresh->start_node, &priv->cm.start_list);
-			queue_work(priv->cm.wq, &priv->cm.start_work);
-			wait = fresh;
-		} else if (conn) {
-			conn->replacing = false;
-		}
-	}
-	/* bigger than UD can carry: wait for the connection, a few */
-	if (ipoib_cm_ip_len(skb) > ud_mtu) {
-		if (!wait && conn && conn->state != IPOIB_CM_CLOSED)
-			wait = conn;
-		if (wait && wait->state != IPOIB_CM_CLOSED &&
-		    skb_queue_len(&wait->queue) < IPOIB_CM_QUEUE_LEN) {
-			__skb_queue_tail(&wait->queue, skb);
-			spin_unlock_bh(&priv->cm.lock);
-			return 1;
-		}
+	WRITE_ONCE(peer->last_used, jiffies);
+	chan = rcu_dereference_protected(peer->tx,
+					 lockdep_is_held(&priv->cm.lock));
+	if (chan && chan->state == IPOIB_CM_LIVE)
+		return ipoib_cm_xmit_live(chan, skb);
+	if (!chan && time_after_eq(jiffies, peer->retry_at))
+		chan = ipoib_cm_start(peer, path, uc);
+	/* bigger than UD can carry: wait for the channel, a few */
+	if (ipoib_cm_ip_len(skb) > ud_mtu && chan &&
+	    skb_queue_len(&peer->queue) < IPOIB_CM_QUEUE_LEN) {
+		__skb_queue_tail(&peer->queue, skb);
 		spin_unlock_bh(&priv->cm.lock);
-		ipoib_tx_too_big(priv, skb, ud_mtu);
 		return 1;
 	}
 	spin_unlock_bh(&priv->cm.lock);
-	return 0;
+	return ipoib_cm_ud_or_too_big(priv, skb);
+}
+
+/* Draining (no send follows): done once nothing is in flight. */
+void ipoib_cm_tx_drain(struct ipoib_cm_chan *chan)
+{
+	smp_mb(); /* the TX hold before reading tx_tail; pairs with NAPI's */
+	if (!ipoib_cm_tx_inflight(chan))
+		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_TX);
 }
 
 void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
-	struct ipoib_cm_conn *conn = wc->qp->qp_context;
+	struct ipoib_cm_chan *chan = wc->qp->qp_context;
 	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
 	struct ipoib_cm_tx_buf *tx;
 
-	if (unlikely(id >= priv->sendq_size)) {
+	if (unlikely(id >= priv->sendq_size || !chan->tx_ring)) {
 		ipoib_warn_rl(priv, "CM send completion for bad id %u\n", id);
 		return;
 	}
-	tx = &conn->tx_ring[id];
+	tx = &chan->tx_ring[id];
 	ipoib_cm_unmap_tx(priv, tx, skb_shinfo(tx->skb)->nr_frags);
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			ipoib_warn_rl(priv, "CM send error %d (vendor 0x%x), closing\n",
 				      wc->status, wc->vendor_err);
-			ipoib_cm_fail_later(conn);
+			ipoib_cm_async(chan, IPOIB_CM_ASYNC_FAIL);
 		}
 		DEV_STATS_INC(priv->dev, tx_errors);
 		dev_kfree_skb_any(tx->skb);
@@ -335,10 +360,15 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 	}
 	tx->skb = NULL;
 	/* pairs with the acquire in ipoib_cm_tx_full() */
-	smp_store_release(&conn->tx_tail, conn->tx_tail + 1);
+	smp_store_release(&chan->tx_tail, chan->tx_tail + 1);
 	if (atomic_read(&priv->cm.tx_stopped) &&
-	    conn->tx_head - conn->tx_tail <= priv->sendq_size / 2 &&
+	    chan->tx_head - chan->tx_tail <= priv->sendq_size / 2 &&
 	    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
-	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
+	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
 		netif_wake_queue(priv->dev);
+	/* the last touch: the channel may be released right after */
+	smp_mb(); /* tx_tail before the TX hold; pairs with the drain's */
+	if (test_bit(IPOIB_CM_HOLD_TX, &chan->holding) &&
+	    !ipoib_cm_tx_inflight(chan))
+		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_TX);
 }

@@ -52,6 +52,8 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(mcast_joins),
 	IPOIB_OWN_STAT(cm_connections),
 	IPOIB_OWN_STAT(cm_failures),
+	IPOIB_OWN_STAT(cm_no_room),
+	IPOIB_OWN_STAT(cm_no_last_wqe),
 	IPOIB_OWN_STAT(cm_crossed),
 	IPOIB_OWN_STAT(cm_rx_misdirected),
 	IPOIB_OWN_STAT(cm_bad_pdata),

@@ -563,8 +563,9 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 	} while (n == IPOIB_POLL_BATCH);
 
 	smp_mb(); /* tx_tail before the queue state */
+	/* never while a restart tears the datapath down */
 	if (netif_queue_stopped(priv->dev) &&
-	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags) &&
+	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
 	    ipoib_tx_inflight(priv) <= priv->sendq_size / 2)
 		netif_wake_queue(priv->dev);
 }

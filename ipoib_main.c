@@ -171,10 +171,13 @@ static void ipoib_datapath_down(struct ipoib_dev *priv)
 	 * A restart runs with the interface up: no transmit may still be
 	 * posting to the QP or writing the rings torn down below.
 	 * netif_tx_disable() waits for the one in ndo_start_xmit; the grace
-	 * period, for readers of the paths and groups it looked up.
+	 * period, for readers of the paths and groups it looked up and for
+	 * NAPI polls that saw DATAPATH set and may have woken the queue,
+	 * which the second disable stops again.
 	 */
 	netif_tx_disable(priv->dev);
 	synchronize_net();
+	netif_tx_disable(priv->dev);
 	cancel_delayed_work_sync(&priv->announce_work);
 	ipoib_mcast_stop(priv);
 	/* while NAPI still reaps the connections' flushed sends */
