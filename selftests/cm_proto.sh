@@ -97,6 +97,40 @@ else
 fi
 barrier injected-done
 
+# --- a forged REQ -----------------------------------------------------------
+# Once A and B have a live connection, a REQ that claims A's identity (its
+# GID and UD QPN, to the RFC service ID: one connection per pair) comes
+# from cm_inject on A's port, and completes with an RTU. B takes it as a
+# connection of its own, but the real one stays, and B's traffic to A
+# stays on it: anyone on the partition can claim any GID and QPN.
+if [ "$ROLE" = A ]; then
+	check "forged: A pings B with 20000 octets (a live connection)" \
+		ping -c 2 -W 5 -s 20000 10.20.0.2
+	conns0=$(stat_of cm_connections) fail0=$(stat_of cm_failures)
+	"$inject" -l 0x7778 -u "0x$qpn" -n 1 -w 5000 -e 1 -t -R "0x$bq" valid \
+		"$bgid" >/tmp/forge.out 2>&1
+	sed 's/^/#   /' /tmp/forge.out
+	check "forged: B answers the forged REQ with a REP" \
+		grep -q "reply type=REP" /tmp/forge.out
+	signal forged
+	wait_for B forged-checked 90
+	check "forged: A's connection to B was neither closed nor replaced" \
+		test "$(stat_of cm_connections)/$(stat_of cm_failures)" = "$conns0/$fail0"
+	check "... and is live" grep -q "QPN: 0x$bq .* live " "$dbg/${ifc}_cm"
+else
+	aq=$(cat "$SHARED/qpn.A")
+	wait_for A forged 90
+	sed 's/^/#   /' "$dbg/${ifc}_cm"
+	check "forged: B holds the real and the forged connection, both live" \
+		wait_until 10 test "$(grep -c "QPN: 0x$aq .* live " "$dbg/${ifc}_cm")" = 2
+	conns0=$(stat_of cm_connections)
+	check "forged: B's pings to A (20000 octets) still go over the real one" \
+		ping -c 2 -W 5 -s 20000 10.20.0.1
+	check "... with no new connection" test "$(stat_of cm_connections)" = "$conns0"
+	signal forged-checked
+fi
+barrier forged-done
+
 # --- REQs crossing ----------------------------------------------------------
 # Static neighbour entries, so that the first packet of each round goes
 # straight to path resolution and a REQ; both start on a shared flag file,
@@ -144,6 +178,38 @@ if [ "$ROLE" = A ]; then
 	log "crossing seen $c times by the two sides"
 	check "REQs did cross at least once" test "$c" -gt 0
 fi
+
+# --- more peers than max_conns, at once --------------------------------------
+# With 8192-entry send queues B's send CQ (at most 32767 entries on rxe)
+# holds three connections that may send: of six hand-made REQs from six
+# claimed peers, three are accepted and three refused (No Resources).
+if [ "$ROLE" = B ]; then
+	check "B reloads ib_ipoib with send_queue_size=8192" \
+		sh -c "modprobe -r ib_ipoib && modprobe ib_ipoib send_queue_size=8192"
+	check "... its interface comes up" wait_until 10 ipoib_if rxe0
+	ifc=$(ipoib_if rxe0)
+	ip link set "$ifc" up
+	echo connected >"/sys/class/net/$ifc/mode"
+	check "... with carrier" wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+	cut -d: -f2-4 "/sys/class/net/$ifc/address" | tr -d : >"$SHARED/qpn2.B"
+	signal reloaded
+	wait_for A flooded 120
+	sed 's/^/#   /' "$dbg/${ifc}_cm"
+	check "six peers at once: three live connections" \
+		test "$(grep -c ' live ' "$dbg/${ifc}_cm")" = 3
+	check "... three refused, counted in cm_no_room" test "$(stat_of cm_no_room)" = 3
+else
+	wait_for B reloaded 120
+	bq=$(cat "$SHARED/qpn2.B")
+	"$inject" -l 0x7000 -u 0x5000 -N -n 6 -w 8000 -e 6 -t -R "0x$bq" valid \
+		"$bgid" >/tmp/flood.out 2>&1
+	sed 's/^/#   /' /tmp/flood.out
+	check "six REQs: three REPs" test "$(grep -c 'reply type=REP' /tmp/flood.out)" = 3
+	check "... and three REJs, No Resources" \
+		test "$(grep -c 'reply type=REJ .*reason=3 ' /tmp/flood.out)" = 3
+	signal flooded
+fi
+barrier flooded
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 check "no RC QP left" sh -c "! rdma resource show qp | grep 'type RC' | grep -q ib_ipoib"
 finish
