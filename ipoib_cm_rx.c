@@ -213,43 +213,31 @@ bad:
 }
 
 /*
- * Turn a filled slot into an skb and deliver it. Small messages are
- * copied out of the first page; larger ones take the pages they filled as
- * fragments, which are replaced first: if memory is short the message is
- * dropped and the slot is reposted as it was.
+ * Turn a filled slot into an skb of @len octets behind the encapsulation
+ * header. Small messages are copied out of the first page; larger ones
+ * take the pages they filled as fragments, which are replaced first: if
+ * memory is short, NULL, and the slot is reposted as it was.
  */
-static void ipoib_cm_deliver(struct ipoib_dev *priv,
-			     struct ipoib_cm_rx_buf *rx, const struct ib_wc *wc)
+static struct sk_buff *ipoib_cm_rx_take(struct ipoib_dev *priv,
+					struct ipoib_cm_rx_buf *rx,
+					unsigned int len)
 {
-	unsigned int byte_len = wc->byte_len;
+	unsigned int n = len <= IPOIB_CM_RX_COPYBREAK ? 0 :
+			 DIV_ROUND_UP(len, PAGE_SIZE);
 	struct page *pages[IPOIB_CM_RX_PAGES];
 	u64 mapping[IPOIB_CM_RX_PAGES];
-	struct net_device *dev = priv->dev;
 	struct sk_buff *skb, *head;
-	unsigned int len, n, i;
+	unsigned int i;
 	u64 head_map;
-	u16 type;
-
-	if (unlikely(byte_len < IPOIB_ENCAP_LEN)) {
-		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
-			       "connected mode: dropped a %u-octet message\n",
-			       byte_len);
-		atomic_long_inc(&priv->counters.rx_short);
-		DEV_STATS_INC(dev, rx_dropped);
-		return;
-	}
-	len = min_t(unsigned int, byte_len - IPOIB_ENCAP_LEN,
-		    IPOIB_CM_RX_PAGES * PAGE_SIZE);
-	n = len <= IPOIB_CM_RX_COPYBREAK ? 0 : DIV_ROUND_UP(len, PAGE_SIZE);
 
 	head = ipoib_cm_alloc_head(priv, &head_map, GFP_ATOMIC);
 	if (unlikely(!head))
-		goto no_buf;
+		return NULL;
 	if (unlikely(ipoib_cm_alloc_pages(priv, n, pages, mapping))) {
 		ib_dma_unmap_single(priv->ca, head_map, IPOIB_ENCAP_LEN,
 				    DMA_FROM_DEVICE);
 		dev_kfree_skb_any(head);
-		goto no_buf;
+		return NULL;
 	}
 	skb = rx->skb;
 	ib_dma_unmap_single(priv->ca, rx->mapping[0], IPOIB_ENCAP_LEN,
@@ -274,7 +262,33 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 		rx->mapping[i + 1] = mapping[i];
 		len -= frag;
 	}
+	return skb;
+}
 
+/* A filled slot: its message to the stack, or dropped and counted. */
+static void ipoib_cm_deliver(struct ipoib_dev *priv,
+			     struct ipoib_cm_rx_buf *rx, const struct ib_wc *wc)
+{
+	struct net_device *dev = priv->dev;
+	struct sk_buff *skb;
+	u16 type;
+
+	if (unlikely(wc->byte_len < IPOIB_ENCAP_LEN)) {
+		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
+			       "connected mode: dropped a %u-octet message\n",
+			       wc->byte_len);
+		atomic_long_inc(&priv->counters.rx_short);
+		DEV_STATS_INC(dev, rx_dropped);
+		return;
+	}
+	skb = ipoib_cm_rx_take(priv, rx,
+			       min_t(unsigned int, wc->byte_len - IPOIB_ENCAP_LEN,
+				     IPOIB_CM_RX_PAGES * PAGE_SIZE));
+	if (unlikely(!skb)) {
+		DEV_STATS_INC(dev, rx_dropped);
+		atomic_long_inc(&priv->counters.rx_no_buf);
+		return;
+	}
 	ipoib_encap_parse(skb->data, IPOIB_ENCAP_LEN, &type);
 	if (unlikely(!ipoib_type_known(type))) {
 		ipoib_data_dbg(ipoib_cm_data_debug_level, priv,
@@ -300,11 +314,6 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 	DEV_STATS_INC(dev, rx_packets);
 	DEV_STATS_ADD(dev, rx_bytes, skb->len);
 	napi_gro_receive(&priv->napi, skb);
-	return;
-
-no_buf:
-	DEV_STATS_INC(dev, rx_dropped);
-	atomic_long_inc(&priv->counters.rx_no_buf);
 }
 
 /* NAPI: one receive of a channel's own ring is back and not reposted. */

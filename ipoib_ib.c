@@ -416,36 +416,75 @@ static bool ipoib_rx_take_page(struct ipoib_dev *priv, unsigned int id,
 	return true;
 }
 
+/* A received packet, its GRH area still in front: to the stack, or dropped. */
+static void ipoib_rx_deliver(struct ipoib_dev *priv, struct sk_buff *skb,
+			     const struct ib_wc *wc)
+{
+	struct net_device *dev = priv->dev;
+	u16 type;
+
+	if (!ipoib_rx_classify(priv, skb, wc)) {
+		ipoib_rx_drop(priv, skb, &priv->counters.rx_own_mcast);
+		return;
+	}
+	skb_pull(skb, IPOIB_GRH_LEN);
+	ipoib_encap_parse(skb->data, IPOIB_ENCAP_LEN, &type);
+	/* RFC 4391 s6 Table 1; Reserved is ignored */
+	if (unlikely(!ipoib_type_known(type))) {
+		ipoib_data_dbg(ipoib_data_debug_level, priv,
+			       "dropped Type 0x%04x from QPN 0x%06x: not IPv4, ARP, RARP or IPv6\n",
+			       type, wc->src_qp);
+		ipoib_rx_drop(priv, skb, &priv->counters.rx_bad_type);
+		return;
+	}
+	skb->protocol = htons(type);
+	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+	skb->dev = dev;
+	if ((dev->features & NETIF_F_RXCSUM) &&
+	    (wc->wc_flags & IB_WC_IP_CSUM_OK))
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	DEV_STATS_INC(dev, rx_packets);
+	DEV_STATS_ADD(dev, rx_bytes, skb->len);
+	if (skb->pkt_type == PACKET_MULTICAST)
+		DEV_STATS_INC(dev, multicast);
+	napi_gro_receive(&priv->napi, skb);
+}
+
+/* Flushed, failed, or arriving while we stop: release the buffer. */
+static void ipoib_rx_failed(struct ipoib_dev *priv, const struct ib_wc *wc,
+			    unsigned int id)
+{
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		ipoib_warn_rl(priv, "receive error %d (vendor 0x%x)\n",
+			      wc->status, wc->vendor_err);
+		DEV_STATS_INC(priv->dev, rx_errors);
+	}
+	/* as for sends: an error while running may mean a dead QP */
+	if (wc->status != IB_WC_SUCCESS &&
+	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
+		schedule_delayed_work(&priv->reset_work, 0);
+	ipoib_free_rx_buf(priv, id);
+}
+
 static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
 	unsigned int id = wc->wr_id & ~IPOIB_OP_RECV;
-	struct net_device *dev = priv->dev;
 	struct ipoib_rx_buf *rx;
 	struct sk_buff *skb;
 	unsigned int len;
 	u64 mapping;
-	u16 type;
 
 	if (unlikely(id >= priv->recvq_size)) {
 		ipoib_warn_rl(priv, "receive completion for bad id %u\n", id);
 		return;
 	}
 	rx = &priv->rx_ring[id];
-
-	/* flushed, failed, or arriving while we stop: release the buffer */
 	if (unlikely(wc->status != IB_WC_SUCCESS ||
 		     !test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
-		if (wc->status != IB_WC_SUCCESS &&
-		    wc->status != IB_WC_WR_FLUSH_ERR) {
-			ipoib_warn_rl(priv, "receive error %d (vendor 0x%x)\n",
-				      wc->status, wc->vendor_err);
-			DEV_STATS_INC(dev, rx_errors);
-		}
-		/* as for sends: an error while running may mean a dead QP */
-		if (wc->status != IB_WC_SUCCESS &&
-		    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
-			schedule_delayed_work(&priv->reset_work, 0);
-		ipoib_free_rx_buf(priv, id);
+		ipoib_rx_failed(priv, wc, id);
 		return;
 	}
 
@@ -454,7 +493,7 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 			       "dropped %u octets from QPN 0x%06x: shorter than GRH and header\n",
 			       wc->byte_len, wc->src_qp);
 		atomic_long_inc(&priv->counters.rx_short);
-		DEV_STATS_INC(dev, rx_dropped);
+		DEV_STATS_INC(priv->dev, rx_dropped);
 		goto repost;
 	}
 	len = min_t(unsigned int, wc->byte_len - IPOIB_RX_HEAD_LEN, PAGE_SIZE);
@@ -471,40 +510,12 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		dev_kfree_skb_any(skb);
 		goto no_buf;
 	}
-
-	if (!ipoib_rx_classify(priv, skb, wc)) {
-		ipoib_rx_drop(priv, skb, &priv->counters.rx_own_mcast);
-		goto repost;
-	}
-	skb_pull(skb, IPOIB_GRH_LEN);
-	ipoib_encap_parse(skb->data, IPOIB_ENCAP_LEN, &type);
-	/* RFC 4391 s6 Table 1; Reserved is ignored */
-	if (unlikely(!ipoib_type_known(type))) {
-		ipoib_data_dbg(ipoib_data_debug_level, priv,
-			       "dropped Type 0x%04x from QPN 0x%06x: not IPv4, ARP, RARP or IPv6\n",
-			       type, wc->src_qp);
-		ipoib_rx_drop(priv, skb, &priv->counters.rx_bad_type);
-		goto repost;
-	}
-	skb->protocol = htons(type);
-	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
-	skb_reset_mac_header(skb);
-	skb_pull(skb, IPOIB_HARD_LEN);
-	skb_reset_network_header(skb);
-	skb->dev = dev;
-	if ((dev->features & NETIF_F_RXCSUM) &&
-	    (wc->wc_flags & IB_WC_IP_CSUM_OK))
-		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	DEV_STATS_INC(dev, rx_packets);
-	DEV_STATS_ADD(dev, rx_bytes, skb->len);
-	if (skb->pkt_type == PACKET_MULTICAST)
-		DEV_STATS_INC(dev, multicast);
-	napi_gro_receive(&priv->napi, skb);
+	ipoib_rx_deliver(priv, skb, wc);
 	goto repost;
 
 no_buf:
 	atomic_long_inc(&priv->counters.rx_no_buf);
-	DEV_STATS_INC(dev, rx_dropped);
+	DEV_STATS_INC(priv->dev, rx_dropped);
 repost:
 	if (unlikely(ipoib_post_recv(priv, id)))
 		ipoib_warn_rl(priv, "cannot repost receive buffer %u\n", id);

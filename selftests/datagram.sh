@@ -110,7 +110,7 @@ qkey_link() {	# qkey_link QKEY: ib_ipoib with that Q_Key, up, with carrier
 	i=$(ipoib_if rxe0)
 	ip addr add "10.20.0.$idx/24" dev "$i" && ip link set "$i" up &&
 		wait_until 15 grep -qx 1 "/sys/class/net/$i/carrier" || return 1
-	dmesg | grep "$i: Q_Key" || [ "$1" = 0x0b1b ]
+	dmesg | grep "$i: Q_Key $(printf '0x%08x' "$1") " || [ "$1" = 0x0b1b ]
 }
 check "roce_qkey=0x1234: carrier, and the QP takes the group's Q_Key" \
 	qkey_link 0x1234

@@ -190,13 +190,15 @@ for g in "${groups[@]}"; do
 		label=batch$guests
 		[ "$smp" = 1 ] || label=$label-smp$smp
 		[ "$hooks" = 0 ] || label=$label-hooks
+		[ "$allocfail" = 0 ] || label=$label-allocfail
 	fi
 	out=$runs/$label-$kver
 	rm -rf "$out"
 	mkdir -p "$out"
 	args=("${vm_args[@]}" --smp "$smp" --module "$module")
 	[ "$hooks" = 1 ] && args+=(--module "$hooks_module")
-	[ "$allocfail" = 1 ] && args+=(--alloc-failures-expected)
+	alloc_ok=
+	[ "$allocfail" = 1 ] && args+=(--alloc-failures-expected) && alloc_ok=1
 	roles=$(echo ABCDEFGHIJKLMNOPQRSTUVWXYZ | cut -c1-"$guests" | sed 's/./& /g')
 	echo "# $label: ${#tests[@]} test(s) on $guests guests of $kver, logs in ${out#"$top"/}"
 	"$here/run.sh" --kver "$kver" --guests "$guests" \
