@@ -75,7 +75,7 @@ churn() {	# churn NAME ROUNDS
 		log "$name: $n neighbour flushes on B meanwhile"
 	fi
 	check "$name: the pings still going" kill -0 "$pinger"
-	kill "$pinger"
+	kill -INT "$pinger"
 	wait "$pinger"
 	log "$name: $(tail -2 /tmp/ping.log | head -1)"
 	barrier "$name-stopped"
@@ -92,7 +92,7 @@ churn() {	# churn NAME ROUNDS
 	barrier "$name-checked"
 }
 
-churn srq 8
+churn srq 6
 
 check "ib_ipoib reloads with cm_srq=0" \
 	sh -c "modprobe -r ib_ipoib && modprobe ib_ipoib cm_srq=0"
@@ -100,7 +100,7 @@ check "... its interface comes up" wait_until 10 ipoib_if rxe0
 ifc=$(ipoib_if rxe0)
 sys=/sys/class/net/$ifc
 ip link set "$ifc" up
-churn nosrq 8
+churn nosrq 6
 
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 check "no RC QP left" sh -c "! rdma resource show qp | grep 'type RC' | grep -q ib_ipoib"
