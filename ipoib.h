@@ -478,6 +478,7 @@ void ipoib_ib_stop(struct ipoib_dev *priv);
 int ipoib_ib_set_qkey(struct ipoib_dev *priv, u32 qkey);
 void ipoib_arm_cq(struct ipoib_dev *priv, struct ib_cq *cq);
 int ipoib_csum_complete(struct ipoib_dev *priv, struct sk_buff *skb);
+void ipoib_rx_headers(struct sk_buff *skb, u16 type);
 void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 		      unsigned int mtu);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,

@@ -285,16 +285,17 @@ static bool ipoib_cm_go_drain(struct ipoib_cm_chan *chan, bool failed,
 	__skb_queue_head_init(&list);
 	if (failed) {
 		atomic_long_inc(&priv->counters.cm_failures);
-		if (chan->active) {
+		if (chan->active)
 			peer->backoff = peer->backoff ?
 				min_t(unsigned long, peer->backoff * 2,
 				      IPOIB_CM_BACKOFF_MAX) : HZ;
-			peer->retry_at = jiffies + peer->backoff;
-		}
 	}
 	if (rcu_access_pointer(peer->tx) == chan)
 		next = ipoib_cm_successor(peer, chan);
 	spin_lock_bh(&priv->cm.lock);
+	/* transmit reads retry_at under cm.lock */
+	if (failed && chan->active)
+		peer->retry_at = jiffies + peer->backoff;
 	chan->state = IPOIB_CM_DRAINING;
 	if (rcu_access_pointer(peer->tx) == chan) {
 		rcu_assign_pointer(peer->tx, next);
@@ -393,7 +394,9 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_INVALID_SERVICE_ID &&
 		    !peer->sid_rfc) {
 			peer->sid_rfc = true;
+			spin_lock_bh(&priv->cm.lock);
 			peer->retry_at = jiffies;
+			spin_unlock_bh(&priv->cm.lock);
 			return ipoib_cm_go_drain(chan, false, cm_ev);
 		}
 		return ipoib_cm_go_drain(chan, true, cm_ev);

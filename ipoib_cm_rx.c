@@ -298,11 +298,7 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 		dev_kfree_skb_any(skb);
 		return;
 	}
-	skb->protocol = htons(type);
-	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
-	skb_reset_mac_header(skb);
-	skb_pull(skb, IPOIB_HARD_LEN);
-	skb_reset_network_header(skb);
+	ipoib_rx_headers(skb, type);
 	skb->pkt_type = PACKET_HOST;
 	skb->dev = dev;
 	if ((wc->wc_flags & IB_WC_WITH_IMM) &&

@@ -416,6 +416,20 @@ static bool ipoib_rx_take_page(struct ipoib_dev *priv, unsigned int id,
 	return true;
 }
 
+/*
+ * @skb starts at the encapsulation header of a packet of @type: a zeroed
+ * pseudo header goes in front, so that packet sockets see the layout
+ * transmit builds, and the stack gets the IP header.
+ */
+void ipoib_rx_headers(struct sk_buff *skb, u16 type)
+{
+	skb->protocol = htons(type);
+	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+}
+
 /* A received packet, its GRH area still in front: to the stack, or dropped. */
 static void ipoib_rx_deliver(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const struct ib_wc *wc)
@@ -437,11 +451,7 @@ static void ipoib_rx_deliver(struct ipoib_dev *priv, struct sk_buff *skb,
 		ipoib_rx_drop(priv, skb, &priv->counters.rx_bad_type);
 		return;
 	}
-	skb->protocol = htons(type);
-	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
-	skb_reset_mac_header(skb);
-	skb_pull(skb, IPOIB_HARD_LEN);
-	skb_reset_network_header(skb);
+	ipoib_rx_headers(skb, type);
 	skb->dev = dev;
 	if ((dev->features & NETIF_F_RXCSUM) &&
 	    (wc->wc_flags & IB_WC_IP_CSUM_OK))

@@ -23,10 +23,6 @@ peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 sys=/sys/class/net/$ifc
 dbg=/sys/kernel/debug/ipoib
 
-# verbs objects of rxe0: "pd N cq N qp N ..." without the context count
-verbs() {
-	rdma resource show rxe0 | sed 's/^[0-9]*: rxe0: //; s/ ctx [0-9]*//'
-}
 carrier() {
 	grep -qx 1 "$sys/carrier"
 }

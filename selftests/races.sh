@@ -32,10 +32,6 @@ barrier configured
 check "ping $peer" ping -c 2 -i 0.2 -W 5 "10.20.0.$peer"
 barrier pinged
 
-# verbs objects of rxe0: "pd N cq N qp N ..." without the context count
-verbs() {
-	rdma resource show rxe0 | sed 's/^[0-9]*: rxe0: //; s/ ctx [0-9]*//'
-}
 carrier() {
 	grep -qx 1 "$sys/carrier"
 }
