@@ -318,6 +318,8 @@ struct ipoib_counters {
 	atomic_long_t cm_failures;	/* attempts or connections failed */
 	atomic_long_t cm_no_room;	/* send CQ full: a channel refused */
 	atomic_long_t cm_no_last_wqe;	/* SRQ QP drained without the event */
+	atomic_long_t cm_rnr_failures;	/* peer took no data: connection ended */
+	atomic_long_t cm_tx_stalled;	/* dropped: its connection is stuck */
 	atomic_long_t cm_rx_misdirected; /* data on ours, cm_bidir off */
 	atomic_long_t cm_tx_csum_pending; /* checksum left to the receiver */
 	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */
@@ -388,6 +390,7 @@ struct ipoib_cm {
 	atomic_t send_room;		/* send CQ entries not reserved */
 	unsigned int max_conns;		/* send CQ entries / send queue */
 	atomic_t tx_stopped;		/* a full channel stopped the queue */
+	struct delayed_work stall_work;	/* wakes a queue a stuck one stopped */
 	unsigned int tx_sge;		/* gather entries per send */
 	struct ib_sge tx_sg_list[IPOIB_CM_TX_SGE]; /* under lock: sends */
 	spinlock_t release_lock;	/* release_list, any context */
@@ -590,6 +593,12 @@ void ipoib_set_ethtool_ops(struct net_device *dev);
 #ifdef IPOIB_TEST_HOOKS
 void ipoib_test_xmit_delay(void);
 extern unsigned int ipoib_test_restart_gap_ms;
+extern int ipoib_test_stalled_ifindex;
+
+static inline bool ipoib_test_rx_stalled(struct ipoib_dev *priv)
+{
+	return READ_ONCE(ipoib_test_stalled_ifindex) == priv->dev->ifindex;
+}
 
 static inline void ipoib_test_restart_gap(void)
 {
@@ -601,6 +610,11 @@ static inline void ipoib_test_restart_gap(void)
 #else
 static inline void ipoib_test_xmit_delay(void)
 {
+}
+
+static inline bool ipoib_test_rx_stalled(struct ipoib_dev *priv)
+{
+	return false;
 }
 
 static inline void ipoib_test_restart_gap(void)

@@ -15,9 +15,10 @@
  * gets the in-tree model: we only receive on its channel (rx_only) and
  * open our own.
  *
- * Lifetime (ipoib_cm.h draws the states): a peer is kref'd, found under
- * RCU in priv->cm.peers; each channel holds a reference on it. The one a
- * peer sends on is published in peer->tx. Teardown: ipoib_cm_step()
+ * Lifetime (ipoib_cm.h draws the states): a peer is kref'd, in
+ * priv->cm.peers; each channel holds a reference on it. The one a peer
+ * sends on is published in peer->tx. (Both are RCU-managed, freed after a
+ * grace period; today's readers take cm.lock, which sends need anyway.) Teardown: ipoib_cm_step()
  * marks the channel DRAINING and unpublishes it, the QP goes to the error
  * state, and the channel waits for the completions of everything it
  * posted; the last one queues it for the release work, which destroys its
@@ -175,10 +176,12 @@ struct ipoib_cm_chan *ipoib_cm_chan_new(struct ipoib_cm_peer *peer,
 	return chan;
 }
 
+/* Counted before the bit shows: NAPI drops a hold on the bit alone. */
 void ipoib_cm_hold(struct ipoib_cm_chan *chan, enum ipoib_cm_hold what)
 {
-	if (!test_and_set_bit(what, &chan->holding))
-		atomic_inc(&chan->holds);
+	atomic_inc(&chan->holds);
+	if (test_and_set_bit(what, &chan->holding))
+		atomic_dec(&chan->holds);
 }
 
 /* Any context. Dropping the last hold queues the channel's release. */
@@ -240,8 +243,12 @@ static void ipoib_cm_drain(struct ipoib_cm_chan *chan)
 		ipoib_cm_rx_chan_drain(chan);
 	} else if (priv->cm.use_srq) {
 		ipoib_cm_hold(chan, IPOIB_CM_HOLD_LAST_WQE);
-		queue_delayed_work(priv->cm.wq, &chan->last_wqe_work,
-				   IPOIB_CM_LAST_WQE_WAIT);
+		/* a QP that failed by itself may have reported it already */
+		if (test_bit(IPOIB_CM_ASYNC_LAST_WQE, &chan->events))
+			ipoib_cm_unhold(chan, IPOIB_CM_HOLD_LAST_WQE);
+		else
+			queue_delayed_work(priv->cm.wq, &chan->last_wqe_work,
+					   IPOIB_CM_LAST_WQE_WAIT);
 	}
 	ret = ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
 	if (ret) {
@@ -268,10 +275,11 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
 }
 
 /*
- * -> DRAINING. The channel leaves its peer (a second live channel the
- * peer opened takes over, having proven itself); what waited for it goes
- * over UD. Returns true if the caller, a CM handler of chan->cm_id, must
- * have ib_cm destroy that id.
+ * -> DRAINING. The channel leaves its peer (a live channel the peer
+ * opened while this one carried its traffic takes over: only a live
+ * connection is never taken over); what waited for it goes over UD.
+ * Returns true if the caller, a CM handler of chan->cm_id, must have
+ * ib_cm destroy that id.
  */
 static bool ipoib_cm_go_drain(struct ipoib_cm_chan *chan, bool failed,
 			      const struct ib_cm_event *cm_ev)
@@ -388,16 +396,25 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 		ipoib_cm_go_live(chan);
 		return false;
 	case IPOIB_CM_EV_REJ:
-		/* a REQ to the Linux service ID refused: try the RFC one */
+		/* s3.3: it lost a crossing, as it should */
+		if (chan->state == IPOIB_CM_CONNECTING &&
+		    rcu_access_pointer(peer->tx) != chan)
+			return ipoib_cm_go_drain(chan, false, cm_ev);
+		/*
+		 * No listener on the service ID it asked for: the other one
+		 * goes next, at once after the Linux one, with the backoff
+		 * after the RFC one (the peer may just be down).
+		 */
 		if (chan->state == IPOIB_CM_CONNECTING && cm_ev &&
 		    cm_ev->event == IB_CM_REJ_RECEIVED &&
-		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_INVALID_SERVICE_ID &&
-		    !peer->sid_rfc) {
-			peer->sid_rfc = true;
-			spin_lock_bh(&priv->cm.lock);
-			peer->retry_at = jiffies;
-			spin_unlock_bh(&priv->cm.lock);
-			return ipoib_cm_go_drain(chan, false, cm_ev);
+		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_INVALID_SERVICE_ID) {
+			peer->sid_rfc = !chan->sid_rfc;
+			if (peer->sid_rfc) {
+				spin_lock_bh(&priv->cm.lock);
+				peer->retry_at = jiffies;
+				spin_unlock_bh(&priv->cm.lock);
+				return ipoib_cm_go_drain(chan, false, cm_ev);
+			}
 		}
 		return ipoib_cm_go_drain(chan, true, cm_ev);
 	case IPOIB_CM_EV_FAIL:
@@ -432,15 +449,19 @@ static void ipoib_cm_release_one(struct ipoib_cm_chan *chan)
 	list_del_init(&chan->node);
 	mutex_unlock(&priv->cm.mutex);
 	/*
-	 * Never established: REJ it ourselves, so that the peer gets our UD
-	 * QPN (RFC 4755 s3.2) and the id is idle, with no MAD retries left
-	 * for ib_destroy_cm_id() to wait out. Established: the destroy
-	 * sends the DREQ.
+	 * A REQ or REP of the peer's not answered yet: our REJ carries our
+	 * UD QPN (RFC 4755 s3.2). Anything else the destroy ends itself:
+	 * it cancels a REQ or REP of ours still being retried (a REJ of
+	 * ours would leave that MAD to run out its retries, with destroy
+	 * waiting for it), and sends the DREQ of an established one.
 	 */
-	if (id) {
+	if (id && (id->state == IB_CM_REQ_RCVD ||
+		   id->state == IB_CM_MRA_REQ_SENT ||
+		   id->state == IB_CM_REP_RCVD ||
+		   id->state == IB_CM_MRA_REP_SENT))
 		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
+	if (id)
 		ib_destroy_cm_id(id);
-	}
 	spin_lock_bh(&priv->cm.lock);
 	chan->state = IPOIB_CM_DEAD;
 	if (!hlist_unhashed(&chan->qp_node))
@@ -547,7 +568,8 @@ static void ipoib_cm_gc_work(struct work_struct *work)
 	mutex_unlock(&priv->cm.mutex);
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each_safe(priv->cm.peers, bkt, n, peer, node)
-		if (!rcu_access_pointer(peer->tx) &&
+		/* the table's reference only: no channel points at it */
+		if (kref_read(&peer->ref) == 1 &&
 		    time_after(jiffies, READ_ONCE(peer->last_used) +
 			       IPOIB_CM_IDLE) &&
 		    time_after(jiffies, peer->retry_at))
@@ -628,6 +650,7 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 	INIT_LIST_HEAD(&priv->cm.release_list);
 	INIT_WORK(&priv->cm.release_work, ipoib_cm_release_work);
 	INIT_DELAYED_WORK(&priv->cm.gc_work, ipoib_cm_gc_work);
+	INIT_DELAYED_WORK(&priv->cm.stall_work, ipoib_cm_stall_work);
 	ida_init(&priv->cm.nonsrq_ida);
 	if (!ipoib_cm_capable(priv))
 		return 0;
@@ -683,7 +706,7 @@ bool ipoib_cm_available(struct ipoib_dev *priv)
 	return priv->cm.wq;
 }
 
-static void ipoib_cm_close_all(struct ipoib_dev *priv);
+static bool ipoib_cm_close_all(struct ipoib_dev *priv);
 
 static int ipoib_cm_listen(struct ipoib_dev *priv, unsigned int i, u64 sid)
 {
@@ -744,16 +767,24 @@ fail_listen:
 	ipoib_cm_unlisten(priv);
 	/* REQs accepted meanwhile */
 	flush_workqueue(priv->cm.wq);
-	ipoib_cm_close_all(priv);
-	ipoib_cm_rx_close(priv);
+	if (ipoib_cm_close_all(priv)) {
+		napi_disable(&priv->napi);
+		ipoib_cm_rx_close(priv);
+		napi_enable(&priv->napi);
+	}
 fail:
 	netdev_err(priv->dev, "CM: cannot set up the receive side: %d\n", ret);
 	return ret;
 }
 
-/* ndo_stop: close every channel and wait until each has drained. */
-static void ipoib_cm_close_all(struct ipoib_dev *priv)
+/*
+ * ndo_stop: close every channel and wait until each has drained. False
+ * if some did not: their QPs may still use the SRQ and its buffers.
+ */
+static bool ipoib_cm_close_all(struct ipoib_dev *priv)
 {
+	bool drained = true;
+
 	struct ipoib_cm_chan *chan, *tmp;
 	struct ipoib_cm_peer *peer;
 	struct hlist_node *n;
@@ -765,16 +796,19 @@ static void ipoib_cm_close_all(struct ipoib_dev *priv)
 	mutex_unlock(&priv->cm.mutex);
 	if (!wait_var_event_timeout(&priv->cm.nchans,
 				    !atomic_read(&priv->cm.nchans),
-				    IPOIB_CM_DRAIN_LIMIT))
-		netdev_err(priv->dev, "CM: %d connections not drained in %u s: leaking them\n",
+				    IPOIB_CM_DRAIN_LIMIT)) {
+		netdev_err(priv->dev, "CM: %d connections not drained in %u s: leaking them and the SRQ\n",
 			   atomic_read(&priv->cm.nchans),
 			   IPOIB_CM_DRAIN_LIMIT / HZ);
+		drained = false;
+	}
 	/* the release work's last steps */
 	flush_workqueue(priv->cm.wq);
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each_safe(priv->cm.peers, bkt, n, peer, node)
 		ipoib_cm_peer_unhash(peer);
 	spin_unlock_bh(&priv->cm.lock);
+	return drained;
 }
 
 /*
@@ -792,11 +826,13 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 	cancel_delayed_work_sync(&priv->cm.gc_work);
 	/* set-up works end, seeing CM_UP cleared */
 	flush_workqueue(priv->cm.wq);
-	ipoib_cm_close_all(priv);
-	/* no receive completion may meet the ring while it goes */
-	napi_disable(&priv->napi);
-	ipoib_cm_rx_close(priv);
-	napi_enable(&priv->napi);
+	if (ipoib_cm_close_all(priv)) {
+		/* no receive completion may meet the ring while it goes */
+		napi_disable(&priv->napi);
+		ipoib_cm_rx_close(priv);
+		napi_enable(&priv->napi);
+	}
+	cancel_delayed_work_sync(&priv->cm.stall_work);
 	atomic_set(&priv->cm.tx_stopped, 0);
 }
 

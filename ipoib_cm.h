@@ -20,7 +20,8 @@
 #include "ipoib.h"
 
 /*
- * A channel's life (ipoib_cm_step() is the only place it changes):
+ * A channel's life (ipoib_cm_step() makes every transition but the
+ * release work's last, to DEAD):
  *
  *   CONNECTING --REP--> LIVE       (ours: set-up work, REQ, REP, RTU)
  *   ACCEPTING --RTU--> LIVE        (the peer's REQ: set-up work, REP)
@@ -64,6 +65,7 @@ enum ipoib_cm_hold {
 enum ipoib_cm_async {
 	IPOIB_CM_ASYNC_COMM_EST,	/* data before the RTU */
 	IPOIB_CM_ASYNC_FAIL,		/* a send or receive error */
+	IPOIB_CM_ASYNC_LAST_WQE,	/* LAST_WQE_REACHED seen (not a work) */
 };
 
 struct ipoib_cm_peer {
@@ -76,8 +78,8 @@ struct ipoib_cm_peer {
 	struct sk_buff_head queue;	/* too big for UD: wait for tx */
 	unsigned long last_used;	/* jiffies of the last transmit */
 	unsigned long retry_at;		/* no new channel before */
-	unsigned long backoff;
-	bool sid_rfc;			/* it refused the Linux service ID */
+	unsigned long backoff;		/* cm.mutex */
+	bool sid_rfc;			/* cm.mutex: the service ID to try */
 };
 
 struct ipoib_cm_chan {
@@ -90,6 +92,7 @@ struct ipoib_cm_chan {
 	bool active;			/* we sent the REQ */
 	bool uc;			/* UC, not RC */
 	bool rx_only;			/* in-tree model: we never send on it */
+	bool sid_rfc;			/* its REQ went to the RFC service ID */
 	bool csum_pending;		/* peer takes checksum-pending packets */
 	struct ib_cm_id *cm_id;		/* cm.mutex; NULL once given back */
 	struct ib_qp *qp;		/* set-up work, then cm.mutex */
@@ -103,6 +106,7 @@ struct ipoib_cm_chan {
 	unsigned int send_room;		/* send CQ entries it reserved */
 	unsigned long last_used;	/* jiffies of the last send */
 	unsigned long last_rx;		/* jiffies of the last receive */
+	unsigned long last_done;	/* jiffies: last send completed */
 	atomic_t holds;			/* bits set in holding */
 	unsigned long holding;		/* enum ipoib_cm_hold */
 	unsigned long events;		/* enum ipoib_cm_async */
@@ -173,5 +177,6 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb);
 void ipoib_cm_tx_drain(struct ipoib_cm_chan *chan);
 void ipoib_cm_send_queued(struct ipoib_cm_chan *chan);
 void ipoib_cm_flush_to_ud(struct ipoib_dev *priv, struct sk_buff_head *list);
+void ipoib_cm_stall_work(struct work_struct *work);
 
 #endif

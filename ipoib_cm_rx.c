@@ -357,6 +357,11 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		ipoib_cm_rx_put(ring);
 		goto out;
 	}
+	if (unlikely(ipoib_test_rx_stalled(priv)) && !ring->qp) {
+		atomic_long_dec(&priv->counters.cm_rx_buffers);
+		ipoib_cm_free_rx_buf(priv, &ring->buf[id]);
+		goto out;
+	}
 	if (unlikely(ipoib_cm_post_rx(priv, ring, id))) {
 		ipoib_warn_rl(priv, "cannot repost CM receive buffer %u\n", id);
 		/* a channel's ring that stops refilling ends it */

@@ -2,9 +2,10 @@
 /*
  * Connected mode's conversation with ib_cm (RFC 4755 s3) and the set-up
  * of a channel's QP. CM handlers run in ib_cm's workqueue, which every
- * ib_cm user of the host shares: they only parse, decide and queue; QP
- * creation and receive buffers are made by a channel's set-up work in our
- * own workqueue, outside cm.mutex, which is only ever held briefly.
+ * ib_cm user of the host shares: they do only what cannot wait (a state
+ * change, a QP modify, an RTU, sending what waited); QP creation and
+ * receive buffers are made by a channel's set-up work in our own
+ * workqueue, outside cm.mutex, which is only ever held briefly.
  */
 #include <linux/random.h>
 #include <rdma/ib_cache.h>
@@ -17,14 +18,19 @@
  * RFC 4755 s7.1: RC retransmission must give up well before TCP's first
  * retransmission timeout (200 ms at least). ACK timeout 2^14 * 4.096 us =
  * 67 ms, 3 retries: about 270 ms, then the connection fails and the peer
- * is reached over UD. A receiver out of SRQ buffers answers RNR NAK; 7
- * means the sender keeps retrying (the SRQ is refilled from NAPI).
+ * is reached over UD. A receiver out of receive buffers answers RNR NAK,
+ * asking for a pause (ib_cm sets no minimum RNR timer: 655 ms); a peer
+ * that stays so for 6 of them, about 4 s, has stopped taking data: the
+ * connection fails (cm_rnr_failures) rather than retrying for ever (7)
+ * while its full send queue holds up the interface.
  */
 #define IPOIB_CM_ACK_TIMEOUT	14
 #define IPOIB_CM_RETRY		3
-#define IPOIB_CM_RNR_RETRY	7
+#define IPOIB_CM_RNR_RETRY	6
 #define IPOIB_CM_RESPONSE	20	/* CM response timeout, 4.096 us * 2^n */
 #define IPOIB_CM_MAX_CM_RETRIES	8
+/* ours, the peer's, and a couple still draining (the table's ref too) */
+#define IPOIB_CM_PEER_CHANS	4
 
 /* @buf: IPOIB_CM_PDATA_EXT_LEN octets */
 void ipoib_cm_pdata(struct ipoib_dev *priv, u8 *buf)
@@ -104,6 +110,7 @@ static void ipoib_cm_qp_event(struct ib_event *ev, void *ctx)
 		ipoib_cm_async(chan, IPOIB_CM_ASYNC_COMM_EST);
 		break;
 	case IB_EVENT_QP_LAST_WQE_REACHED:
+		set_bit(IPOIB_CM_ASYNC_LAST_WQE, &chan->events);
 		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_LAST_WQE);
 		break;
 	case IB_EVENT_QP_FATAL:
@@ -169,11 +176,16 @@ static int ipoib_cm_prepare(struct ipoib_cm_chan *chan)
 	qp = ib_create_qp(priv->pd, &attr);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
-	chan->qp = qp;
-	ipoib_cm_qp_add(chan);
 	ret = ib_modify_qp(qp, &qp_attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	if (!ret && !priv->cm.use_srq)
+	if (ret) {
+		/* in RESET nothing was posted, and it cannot enter ERR */
+		ib_destroy_qp(qp);
+		return ret;
+	}
+	chan->qp = qp;
+	ipoib_cm_qp_add(chan);
+	if (!priv->cm.use_srq)
 		ret = ipoib_cm_rx_chan_open(chan);
 	return ret;
 }
@@ -203,6 +215,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_chan *chan)
 		.srq = priv->cm.use_srq,
 	};
 
+	chan->sid_rfc = chan->peer->sid_rfc;
 	chan->path_rec.packet_life_time = IPOIB_CM_ACK_TIMEOUT - 1;
 	ipoib_cm_pdata(priv, pdata);
 	return ib_send_cm_req(chan->cm_id, &req);
@@ -331,12 +344,13 @@ static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 	struct ipoib_cm_chan *ours, *chan;
 	u8 local[IPOIB_ADDR_LEN];
 
-	*reason = IB_CM_REJ_STALE_CONN;
+	*reason = IB_CM_REJ_CONSUMER_DEFINED;
 	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags))
 		return NULL;
 	*reason = IB_CM_REJ_NO_RESOURCES;
 	peer = ipoib_cm_peer_get(priv, addr, GFP_ATOMIC);
-	if (!peer)
+	/* a few channels per peer (REQs claiming it may be forged) */
+	if (!peer || kref_read(&peer->ref) > IPOIB_CM_PEER_CHANS)
 		return NULL;
 	/*
 	 * s3.3: REQs crossed. The interface with the smaller address (flags

@@ -14,6 +14,8 @@
 
 /* packets too big for UD that may wait for a connection, per peer */
 #define IPOIB_CM_QUEUE_LEN	8
+/* a full connection with no completion for this long is stuck */
+#define IPOIB_CM_STALL		(HZ / 5)
 
 static void ipoib_cm_unmap_tx(struct ipoib_dev *priv,
 			      struct ipoib_cm_tx_buf *tx, unsigned int nfrags)
@@ -113,6 +115,9 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	if (unlikely((skb_shinfo(skb)->nr_frags >= priv->cm.tx_sge ||
 		      skb_has_frag_list(skb)) && skb_linearize(skb)))
 		goto drop;
+	/* an idle connection's progress clock starts with this send */
+	if (!ipoib_cm_tx_inflight(chan))
+		WRITE_ONCE(chan->last_done, jiffies);
 	id = chan->tx_head & (priv->sendq_size - 1);
 	tx = &chan->tx_ring[id];
 	tx->skb = skb;
@@ -142,9 +147,16 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 		netif_stop_queue(dev);
 		atomic_inc(&priv->cm.tx_stopped);
 		smp_mb(); /* queue state before re-reading tx_tail */
-		if (!ipoib_cm_tx_full(chan) &&
-		    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
-			netif_wake_queue(dev);
+		if (!ipoib_cm_tx_full(chan)) {
+			/* from a CM handler too: never during a restart */
+			if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
+			    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
+				netif_wake_queue(dev);
+		} else {
+			/* if it turns out stuck, the others go on */
+			mod_delayed_work(priv->cm.wq, &priv->cm.stall_work,
+					 IPOIB_CM_STALL + 1);
+		}
 	}
 	return;
 drop:
@@ -223,6 +235,30 @@ static bool ipoib_cm_carries(struct sk_buff *skb)
 		      *tp > NDISC_REDIRECT);
 }
 
+/*
+ * One transmit queue serves every peer: a connection whose send queue is
+ * full stops it until its completions come. One that has completed
+ * nothing for IPOIB_CM_STALL (its peer takes no data: RNR NAKs) must not
+ * hold up the others meanwhile, until RNR retries end it: its packets are
+ * dropped instead (cm_tx_stalled), and stall_work wakes a queue it
+ * stopped before it looked stuck.
+ */
+static bool ipoib_cm_tx_stuck(struct ipoib_cm_chan *chan)
+{
+	return time_after(jiffies, READ_ONCE(chan->last_done) + IPOIB_CM_STALL);
+}
+
+void ipoib_cm_stall_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(to_delayed_work(work),
+					      struct ipoib_dev,
+					      cm.stall_work);
+
+	if (atomic_xchg(&priv->cm.tx_stopped, 0) &&
+	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
+		netif_wake_queue(priv->dev);
+}
+
 /* Send over a live channel (cm.lock held); ipoib_cm_xmit()'s returns. */
 static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 {
@@ -234,11 +270,20 @@ static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 		return 1;
 	}
 	if (unlikely(ipoib_cm_tx_full(chan))) {
+		if (ipoib_cm_tx_stuck(chan)) {
+			spin_unlock_bh(&priv->cm.lock);
+			atomic_long_inc(&priv->counters.cm_tx_stalled);
+			DEV_STATS_INC(priv->dev, tx_dropped);
+			dev_kfree_skb_any(skb);
+			return 1;
+		}
 		netif_stop_queue(priv->dev);
 		atomic_inc(&priv->cm.tx_stopped);
 		smp_mb(); /* queue state before re-reading tx_tail */
 		if (ipoib_cm_tx_full(chan)) {
 			spin_unlock_bh(&priv->cm.lock);
+			mod_delayed_work(priv->cm.wq, &priv->cm.stall_work,
+					 IPOIB_CM_STALL + 1);
 			return -EBUSY;
 		}
 		if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
@@ -257,8 +302,11 @@ static struct ipoib_cm_chan *ipoib_cm_start(struct ipoib_cm_peer *peer,
 	struct ipoib_cm_chan *chan;
 
 	chan = ipoib_cm_chan_new(peer, true, true, GFP_ATOMIC);
-	if (!chan)
+	if (!chan) {
+		/* no room (or memory): not again for every packet */
+		peer->retry_at = jiffies + HZ;
 		return NULL;
+	}
 	chan->uc = uc;
 	priv->fabric->cm_path(priv, path, &chan->path_rec);
 	rcu_assign_pointer(peer->tx, chan);
@@ -340,6 +388,7 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 	struct ipoib_cm_chan *chan = wc->qp->qp_context;
 	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
 	struct ipoib_cm_tx_buf *tx;
+	unsigned long now;
 
 	if (unlikely(id >= priv->sendq_size || !chan->tx_ring)) {
 		ipoib_warn_rl(priv, "CM send completion for bad id %u\n", id);
@@ -348,6 +397,8 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 	tx = &chan->tx_ring[id];
 	ipoib_cm_unmap_tx(priv, tx, skb_shinfo(tx->skb)->nr_frags);
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+			atomic_long_inc(&priv->counters.cm_rnr_failures);
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			ipoib_warn_rl(priv, "CM send error %d (vendor 0x%x), closing\n",
 				      wc->status, wc->vendor_err);
@@ -359,16 +410,21 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 		dev_consume_skb_any(tx->skb);
 	}
 	tx->skb = NULL;
+	/* one store per tick: the line stays shared between CPUs */
+	now = jiffies;
+	if (READ_ONCE(chan->last_done) != now)
+		WRITE_ONCE(chan->last_done, now);
 	/* pairs with the acquire in ipoib_cm_tx_full() */
 	smp_store_release(&chan->tx_tail, chan->tx_tail + 1);
+	/* tx_tail before tx_stopped and the TX hold; pairs with xmit's, drain's */
+	smp_mb();
 	if (atomic_read(&priv->cm.tx_stopped) &&
 	    chan->tx_head - chan->tx_tail <= priv->sendq_size / 2 &&
 	    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
 	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
 		netif_wake_queue(priv->dev);
 	/* the last touch: the channel may be released right after */
-	smp_mb(); /* tx_tail before the TX hold; pairs with the drain's */
-	if (test_bit(IPOIB_CM_HOLD_TX, &chan->holding) &&
+	if (test_bit_acquire(IPOIB_CM_HOLD_TX, &chan->holding) &&
 	    !ipoib_cm_tx_inflight(chan))
 		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_TX);
 }

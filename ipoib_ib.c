@@ -731,6 +731,17 @@ void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
  * the encapsulation header first on the wire. Takes its own reference on
  * @ah for the time the send is in flight.
  */
+/* After a post (netif tx lock held): stop the queue if the ring is full. */
+static void ipoib_ud_maybe_stop(struct ipoib_dev *priv)
+{
+	if (ipoib_tx_inflight(priv) < priv->sendq_size)
+		return;
+	netif_stop_queue(priv->dev);
+	smp_mb(); /* queue state before re-reading tx_tail */
+	if (ipoib_tx_inflight(priv) < priv->sendq_size)
+		netif_wake_queue(priv->dev);
+}
+
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey)
 {
@@ -804,13 +815,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	DEV_STATS_INC(dev, tx_packets);
 	DEV_STATS_ADD(dev, tx_bytes, len);
 	WRITE_ONCE(priv->tx_head, priv->tx_head + 1);
-
-	if (ipoib_tx_inflight(priv) >= priv->sendq_size) {
-		netif_stop_queue(dev);
-		smp_mb(); /* queue state before re-reading tx_tail */
-		if (ipoib_tx_inflight(priv) < priv->sendq_size)
-			netif_wake_queue(dev);
-	}
+	ipoib_ud_maybe_stop(priv);
 	return NETDEV_TX_OK;
 }
 

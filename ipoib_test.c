@@ -7,7 +7,9 @@
  * while a transmit holds for test_xmit_hold_ms between its look at the
  * QP state and its post, and the restart holds for test_restart_gap_ms
  * between teardown and bring-up: a restart that does not wait for
- * transmit frees the rings under that send.
+ * transmit frees the rings under that send. test_cm_rx_stall makes the
+ * receive side of connected mode stop reposting its buffers, as a peer
+ * that stops taking data does (its senders meet RNR NAKs).
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -88,3 +90,32 @@ static const struct kernel_param_ops ipoib_test_restart_ops = {
 };
 module_param_cb(test_restart, &ipoib_test_restart_ops, NULL, 0200);
 MODULE_PARM_DESC(test_restart, "Test builds: write an interface name to restart its datapath under a held transmit");
+
+/* ifindex (init_net) of the interface whose CM receives are not reposted */
+int ipoib_test_stalled_ifindex;
+
+static int ipoib_test_rx_stall_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	char name[IFNAMSIZ];
+	struct net_device *dev;
+
+	strscpy(name, val, sizeof(name));
+	strim(name);
+	if (!*name) {
+		WRITE_ONCE(ipoib_test_stalled_ifindex, 0);
+		return 0;
+	}
+	dev = dev_get_by_name(&init_net, name);
+	if (!dev)
+		return -ENODEV;
+	WRITE_ONCE(ipoib_test_stalled_ifindex, dev->ifindex);
+	dev_put(dev);
+	return 0;
+}
+
+static const struct kernel_param_ops ipoib_test_rx_stall_ops = {
+	.set = ipoib_test_rx_stall_set,
+};
+module_param_cb(test_cm_rx_stall, &ipoib_test_rx_stall_ops, NULL, 0200);
+MODULE_PARM_DESC(test_cm_rx_stall, "Test builds: write an interface name: its connected mode stops reposting receive buffers (empty: none)");
