@@ -154,7 +154,7 @@ modprobe sch_netem
 check "netem delay on eth0" tc qdisc add dev eth0 root netem delay 300ms
 barrier addr
 crossed0=$(stat_of cm_crossed)
-rounds=12
+rounds=8
 bad=0
 for n in $(seq $rounds); do
 	cross_round "$n" || { bad=$((bad + 1)); continue; }

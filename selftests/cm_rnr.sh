@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A peer that stops taking data must not hold up the others: one transmit
-# queue serves every connection of an interface. Three guests in
-# connected mode with the test build: A measures TCP to C (iperf3) alone;
-# then B stops reposting its connected-mode receive buffers
-# (test_cm_rx_stall), A blasts UDP at B, whose connection meets RNR NAKs
-# and fills up, and A measures TCP to C again. A->C keeps at least 80% of
-# its throughput, and A's connection to B ends within seconds, counted
-# in cm_rnr_failures. (Before: B's full connection stopped A's queue
-# until the transmit watchdog restarted the interface.)
-GUESTS=3
+# queue serves every connection of an interface. Two guests in connected
+# mode with the test build; B has two interfaces on the same partition,
+# ib0 (10.20.0.2) and an rtnl child sharing its P_Key (10.21.0.2), which
+# are two peers for A. A measures TCP to B's ib0 (iperf3) alone; then
+# B's child stops reposting its connected-mode receive buffers
+# (test_cm_rx_stall), A blasts UDP at the child, whose connection meets
+# RNR NAKs and fills up, and A measures TCP to ib0 again. That keeps at
+# least 80% of its throughput, and A's connection to the child ends
+# within seconds, counted in cm_rnr_failures. (Before: the full
+# connection stopped A's only queue until the transmit watchdog restarted
+# the interface.)
+GUESTS=2
+VM_SMP=2
 VM_TIMEOUT=400
 TEST_HOOKS=1
 . "$(dirname "$0")/lib.sh"
@@ -20,23 +24,37 @@ idx=$IDX ifc=$IFC
 param=/sys/module/ib_ipoib/parameters
 echo connected >"/sys/class/net/$ifc/mode"
 ip addr add "10.20.0.$idx/24" dev "$ifc"
+if [ "$ROLE" = A ]; then
+	ip addr add 10.21.0.1/24 dev "$ifc"
+else
+	# each interface answers ARP for its own address only
+	sysctl -qw net.ipv4.conf.all.arp_ignore=1
+	check "B: a child sharing the P_Key" \
+		ip link add link "$ifc" name "$ifc.s" type ipoib mode connected
+	ip addr add 10.21.0.2/24 dev "$ifc.s"
+	ip link set "$ifc.s" up
+	check "... with carrier" \
+		wait_until 15 grep -qx 1 "/sys/class/net/$ifc.s/carrier"
+	iperf3 -s -D -B 10.20.0.2
+fi
 barrier configured
 
 rnr_more() {	# rnr_more N: more than N RNR failures
 	[ "$(stat_of cm_rnr_failures)" -gt "$1" ]
 }
-tcp_to_c() {	# tcp_to_c SECONDS: A->C TCP goodput in Mbit/s
-	iperf3 -c 10.20.0.3 -t "$1" -f m 2>&1 |
-		awk '/receiver/ { print $7 }'
+tcp_to_b() {	# tcp_to_b SECONDS: A->B's ib0 TCP goodput in Mbit/s
+	iperf3 -c 10.20.0.2 -t "$1" -f m 2>&1 | awk '/receiver/ { print $7 }'
 }
 
-case $ROLE in
-A)
-	check "A reaches B over a connection" ping -c 2 -W 5 -s 20000 10.20.0.2
-	check "A reaches C over a connection" ping -c 2 -W 5 -s 20000 10.20.0.3
-	wait_for C listening 60
-	base=$(tcp_to_c 6)
-	log "A->C alone: $base Mbit/s"
+if [ "$ROLE" = A ]; then
+	check "A reaches B's ib0 over a connection" \
+		ping -c 2 -W 5 -s 20000 10.20.0.2
+	check "A reaches B's child over a connection" \
+		ping -c 2 -W 5 -s 20000 10.21.0.2
+	check "... two peers, two connections" \
+		test "$(grep -c ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm")" = 2
+	base=$(tcp_to_b 6)
+	log "A->B alone: $base Mbit/s"
 	signal measured
 	wait_for B stalled 60
 	rnr0=$(stat_of cm_rnr_failures)
@@ -46,34 +64,28 @@ d = b"x" * 60000
 end = time.time() + 20
 while time.time() < end:
 	try:
-		s.sendto(d, ("10.20.0.2", 9))
+		s.sendto(d, ("10.21.0.2", 9))
 	except OSError:
 		pass' &
 	blaster=$!
 	sleep 1
-	during=$(tcp_to_c 8)
-	log "A->C while B takes no data: $during Mbit/s (alone: $base)"
-	check "A->C keeps at least 80% of its throughput" \
+	during=$(tcp_to_b 8)
+	log "A->B while B's child takes no data: $during Mbit/s (alone: $base)"
+	check "A->B keeps at least 80% of its throughput" \
 		awk -v a="$base" -v b="$during" 'BEGIN { exit !(a > 0 && b >= 0.8 * a) }'
-	check "A's connection to B ends on RNR retries, counted" \
+	check "A's connection to the child ends on RNR retries, counted" \
 		wait_until 15 rnr_more "$rnr0"
 	log "stuck sends dropped (cm_tx_stalled): $(stat_of cm_tx_stalled), RNR failures: $(($(stat_of cm_rnr_failures) - rnr0))"
-	kill "$blaster"
+	kill "$blaster" 2>/dev/null
 	wait "$blaster"
 	signal done
-	;;
-B)
+else
 	wait_for A measured 120
-	echo 1 >"$param/test_cm_rx_stall"
+	echo "$ifc.s" >"$param/test_cm_rx_stall"
 	signal stalled
 	wait_for A done 120
-	echo 0 >"$param/test_cm_rx_stall"
-	;;
-C)
-	iperf3 -s -D
-	signal listening
-	wait_for A done 180
-	;;
-esac
+	echo >"$param/test_cm_rx_stall"
+	ip link del "$ifc.s"
+fi
 barrier done
 finish

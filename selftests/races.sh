@@ -42,7 +42,7 @@ sending() {	# sending: A's pings are still going out
 	kill -0 "$pinger" 2>/dev/null
 }
 
-rounds=25
+rounds=15
 if [ "$ROLE" = A ]; then
 	before=$(verbs)
 	log "verbs objects before: $before"
