@@ -259,29 +259,25 @@ void ipoib_cm_stall_work(struct work_struct *work)
 		netif_wake_queue(priv->dev);
 }
 
-/* Send over a live channel (cm.lock held); ipoib_cm_xmit()'s returns. */
+/*
+ * Send over a live channel (cm.lock held): 1 if sent, -EBUSY if the queue
+ * had to stop, -EMSGSIZE if above its MTU, -ENOBUFS if it is stuck; the
+ * caller answers the last two after the lock.
+ */
 static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 {
 	struct ipoib_dev *priv = chan->priv;
 
-	if (ipoib_cm_ip_len(skb) > chan->mtu) {
-		spin_unlock_bh(&priv->cm.lock);
-		ipoib_tx_too_big(priv, skb, chan->mtu);
-		return 1;
-	}
+	lockdep_assert_held(&priv->cm.lock);
+	if (ipoib_cm_ip_len(skb) > chan->mtu)
+		return -EMSGSIZE;
 	if (unlikely(ipoib_cm_tx_full(chan))) {
-		if (ipoib_cm_tx_stuck(chan)) {
-			spin_unlock_bh(&priv->cm.lock);
-			atomic_long_inc(&priv->counters.cm_tx_stalled);
-			DEV_STATS_INC(priv->dev, tx_dropped);
-			dev_kfree_skb_any(skb);
-			return 1;
-		}
+		if (ipoib_cm_tx_stuck(chan))
+			return -ENOBUFS;
 		netif_stop_queue(priv->dev);
 		atomic_inc(&priv->cm.tx_stopped);
 		smp_mb(); /* queue state before re-reading tx_tail */
 		if (ipoib_cm_tx_full(chan)) {
-			spin_unlock_bh(&priv->cm.lock);
 			mod_delayed_work(priv->cm.wq, &priv->cm.stall_work,
 					 IPOIB_CM_STALL + 1);
 			return -EBUSY;
@@ -290,7 +286,6 @@ static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 			netif_wake_queue(priv->dev);
 	}
 	ipoib_cm_send(chan, skb);
-	spin_unlock_bh(&priv->cm.lock);
 	return 1;
 }
 
@@ -360,8 +355,23 @@ int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	WRITE_ONCE(peer->last_used, jiffies);
 	chan = rcu_dereference_protected(peer->tx,
 					 lockdep_is_held(&priv->cm.lock));
-	if (chan && chan->state == IPOIB_CM_LIVE)
-		return ipoib_cm_xmit_live(chan, skb);
+	if (chan && chan->state == IPOIB_CM_LIVE) {
+		u32 mtu = chan->mtu;
+		int ret = ipoib_cm_xmit_live(chan, skb);
+
+		spin_unlock_bh(&priv->cm.lock);
+		if (ret == -EMSGSIZE) {
+			ipoib_tx_too_big(priv, skb, mtu);
+			return 1;
+		}
+		if (ret == -ENOBUFS) {
+			atomic_long_inc(&priv->counters.cm_tx_stalled);
+			DEV_STATS_INC(priv->dev, tx_dropped);
+			dev_kfree_skb_any(skb);
+			return 1;
+		}
+		return ret;
+	}
 	if (!chan && time_after_eq(jiffies, peer->retry_at))
 		chan = ipoib_cm_start(peer, path, uc);
 	/* bigger than UD can carry: wait for the channel, a few */
