@@ -68,15 +68,15 @@ wait_until() {
 	done
 }
 
-# ipoib_start: the common start of a datagram test. A 4200-byte underlay
-# (rxe then uses a 4096-byte IB MTU: IPv6 needs 1280), rxe0, ib_ipoib, its
-# interface up with carrier (the broadcast group joined). Sets IFC and IDX
-# (1 for A, 2 for B, ...); the checks it makes count like the test's own.
 # verbs objects of rxe0: "pd N cq N qp N ..." without the context count
 verbs() {
 	rdma resource show rxe0 | sed 's/^[0-9]*: rxe0: //; s/ ctx [0-9]*//'
 }
 
+# ipoib_start: the common start of a datagram test. A 4200-byte underlay
+# (rxe then uses a 4096-byte IB MTU: IPv6 needs 1280), rxe0, ib_ipoib, its
+# interface up with carrier (the broadcast group joined). Sets IFC and IDX
+# (1 for A, 2 for B, ...); the checks it makes count like the test's own.
 ipoib_start() {
 	IDX=$(($(printf '%d' "'$ROLE") - 64))
 	ip link set eth0 mtu 4200

@@ -26,19 +26,28 @@ check_log_name() {	# check_log_name NAME: the log file of test NAME
 	echo "$CHECK_LOGS/$(echo "$1" | tr -c 'a-zA-Z0-9._-' '_').log"
 }
 
+# took NAME SINCE: a comment line with the seconds NAME took (where a
+# run's time goes, in CI's output too)
+took() {
+	echo "# $1: $(($(date +%s) - $2)) s"
+}
+
 # step NAME CMD...: one test, passed iff CMD exits 0
 step() {
-	local name=$1 log
+	local name=$1 log t0
+	t0=$(date +%s)
 	shift
 	log=$(check_log_name "$name")
 	"$@" >"$log" 2>&1
 	record "$name" $? "$log"
+	took "$name" "$t0"
 }
 
 # tap NAME CMD...: every TAP result line of CMD counts as a test; CMD
 # failing without a failed TAP line is one more failure.
 tap() {
-	local name=$1 log rc n0=$failed line
+	local name=$1 log rc n0=$failed line t0
+	t0=$(date +%s)
 	shift
 	log=$(check_log_name "$name")
 	"$@" >"$log" 2>&1
@@ -54,6 +63,7 @@ tap() {
 	elif [ $failed -ne $n0 ]; then
 		tail -n 60 "$log" | sed 's/^/#   /'
 	fi
+	took "$name" "$t0"
 }
 
 # check_summary WHAT: the closing lines; status 0 iff nothing failed
