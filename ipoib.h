@@ -11,9 +11,14 @@
  * - hca->ports (the ibN interfaces of one RDMA device) is changed only under
  *   RTNL and with hca->lock held; readers hold either.
  * - Verbs objects of an interface (PD, CQs, UD QP) live from ndo_init to
- *   ndo_uninit, so they exist whenever the netdev is registered. QP state
- *   changes (ipoib_ib_open/ipoib_ib_stop) happen under RTNL, from ndo_open
- *   and ndo_stop only.
+ *   its priv_destructor, which runs after unregistration, outside RTNL,
+ *   once every netdev reference is gone; each interface holds its hca
+ *   (hca->users) until then, and ipoib_remove_one waits for all of them.
+ *   QP state changes (ipoib_ib_open/ipoib_ib_stop) happen under RTNL.
+ * - The reset, announce and multicast works take RTNL (ipoib_rtnl.c):
+ *   each queued or running instance holds a netdev reference; under RTNL
+ *   they are only ever cancelled without waiting, and one that gets RTNL
+ *   after unregistration began does nothing.
  * - priv->flags bits are atomic (set_bit/test_bit) and need no lock.
  * - Transmit ring: tx_head advances in ndo_start_xmit (netif tx lock),
  *   tx_tail in NAPI (send completions); each side reads the other's index
@@ -24,14 +29,13 @@
  *   changes under path_lock; a sender takes its own ipoib_ah reference.
  *   path->queue has its own lock (sk_buff_head).
  * - Multicast (ipoib_multicast.c): groups are joined and left under RTNL
- *   and priv->mcast_mutex, from priv->mcast_work (which only trylocks
- *   RTNL, so ndo_stop may cancel it) or from ndo_stop itself. Transmit
+ *   and priv->mcast_mutex, from priv->mcast_work or from ndo_stop itself. Transmit
  *   reads the group list under RCU and may add a send-only group; list
  *   changes and join results take mcast_lock (spinlock, BH off).
  * - Address handles are reference counted (ipoib_ah); the last put may
  *   come from NAPI, so destruction is deferred to priv->wq.
  * - priv->announce_left and the debugfs file names change under RTNL only
- *   (netdev notifier, announce_work, which trylocks RTNL like reset_work).
+ *   (netdev notifier, announce_work).
  * - Connected mode (ipoib_cm*.h, ipoib_cm*.c): peers and channels.
  *   priv->cm.lock (spinlock, BH off) guards the peer table (written
  *   under it, read under RCU or it), peer->tx (__rcu: published and
@@ -55,7 +59,8 @@
  * - Children (P_Key partitions, ipoib_child.c) sit on hca->ports with
  *   their parents; they are created and deleted under RTNL only, and a
  *   parent leaves only with all of its children in one unregister batch
- *   (ipoib_remove_one), so priv->parent never dangles.
+ *   (ipoib_remove_one), so priv->parent never dangles while a child is
+ *   registered (a child's destructor may run later: it reads no parent).
  */
 #ifndef IPOIB_H
 #define IPOIB_H
@@ -65,6 +70,8 @@
 #include <linux/mutex.h>
 #include <linux/list.h>
 #include <linux/kref.h>
+#include <linux/refcount.h>
+#include <linux/completion.h>
 #include <linux/llist.h>
 #include <linux/hashtable.h>
 #include <linux/idr.h>
@@ -100,6 +107,8 @@
 #define IPOIB_PATH_HASH_BITS	10
 #define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_RETRY	(2 * HZ)
+/* the SA not reachable for a moment (-EAGAIN: its AH follows port events) */
+#define IPOIB_PATH_RETRY_SOON	(HZ / 10)
 #define IPOIB_MCAST_QUEUE_LEN	8
 /* Send-only groups: bounded, and left when idle (as paths are dropped). */
 #define IPOIB_MAX_SENDONLY	256
@@ -169,7 +178,7 @@ struct ipoib_fabric_ops {
 	 */
 	void (*path_free)(struct ipoib_path *path);
 	/*
-	 * Join mc->mgid (process context, from priv->wq), filling
+	 * Join mc->mgid (process context, from mcast_work), filling
 	 * mc->params. The fabric calls ipoib_mcast_joined() when the join
 	 * completes, possibly before returning, and again with an error if
 	 * the membership is lost later. mcast_leave() undoes a join or
@@ -201,12 +210,15 @@ struct ipoib_hca {
 	struct mutex lock;		/* protects ports, see top of file */
 	struct list_head ports;		/* struct ipoib_dev.hca_node */
 	struct ib_event_handler event_handler;
+	/* ours, and one per interface until its verbs objects are gone */
+	refcount_t users;
+	struct completion gone;		/* users reached zero */
 };
 
 enum ipoib_flags {
 	IPOIB_FLAG_QP_READY,	/* UD QP is in RTS */
 	IPOIB_FLAG_OPER_UP,	/* interface is open: joins may run */
-	IPOIB_FLAG_REJOIN,	/* port/SM event: flush and join again */
+	IPOIB_FLAG_REJOIN,	/* port error/active, new GID 0: join again */
 	IPOIB_FLAG_RESTART,	/* transmit timeout: restart unconditionally */
 	IPOIB_FLAG_ANNOUNCE,	/* carrier came on: tell neighbours our QPN */
 	IPOIB_FLAG_CM_UP,	/* listening, SRQ posted: connections welcome */
@@ -240,7 +252,7 @@ struct ipoib_path {
 	struct ipoib_ah *ah;		/* READY: valid; else NULL */
 	struct sk_buff_head queue;	/* waiting for resolution */
 	unsigned long last_used;	/* jiffies of the last transmit */
-	unsigned long failed_at;
+	unsigned long retry_at;		/* IPOIB_PATH_FAILED: when to try again */
 	int status;			/* last resolution result */
 	struct rdma_ah_attr ah_attr;	/* filled by the fabric */
 	struct work_struct resolve_work;
@@ -415,11 +427,11 @@ struct ipoib_dev {
 	struct ipoib_dev *parent;	/* a child's (a P_Key partition) */
 	bool legacy_child;		/* made by sysfs create_child */
 	bool umcast;			/* leave userspace's groups to it */
-	struct workqueue_struct *wq;	/* ordered: multicast, paths, AHs */
+	struct workqueue_struct *wq;	/* ordered: paths, AHs */
 
 	const struct ipoib_fabric_ops *fabric;
 
-	/* UD transport, ndo_init .. ndo_uninit */
+	/* UD transport, ndo_init .. priv_destructor */
 	struct ib_pd *pd;
 	struct ib_cq *send_cq;
 	struct ib_cq *recv_cq;
@@ -446,6 +458,7 @@ struct ipoib_dev {
 	DECLARE_HASHTABLE(paths, IPOIB_PATH_HASH_BITS);
 	unsigned int npaths;
 	struct delayed_work path_gc_work;
+	struct work_struct path_flush_work;	/* ipoib_path_flush_soon() */
 
 	/* multicast, ipoib_multicast.c */
 	struct mutex mcast_mutex;
@@ -453,7 +466,6 @@ struct ipoib_dev {
 	struct list_head mcasts;
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
-	unsigned int mcast_rtnl_busy;	/* trylock misses in a row */
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */
 	unsigned int mcast_mtu;		/* broadcast group's IB MTU */
 	unsigned int admin_mtu;		/* set by the user; 0: follow group */
@@ -518,6 +530,7 @@ netdev_tx_t ipoib_path_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			    const struct ipoib_lladdr *dst);
 void ipoib_path_resolved(struct ipoib_path *path, int status);
 void ipoib_path_flush(struct ipoib_dev *priv);
+void ipoib_path_flush_soon(struct ipoib_dev *priv);
 void ipoib_path_cleanup(struct ipoib_dev *priv);
 
 /* ipoib_multicast.c: groups, joins, carrier */
@@ -530,6 +543,17 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
 void ipoib_mcast_port_event(struct ipoib_dev *priv);
 void ipoib_set_umcast(struct ipoib_dev *priv, bool on);
+
+/* ipoib_rtnl.c: works that take RTNL (see the locking rules) */
+void ipoib_rtnl_work_queue(struct ipoib_dev *priv, struct delayed_work *dw,
+			   unsigned long delay);
+void ipoib_rtnl_work_queue_on(struct ipoib_dev *priv, struct delayed_work *dw,
+			      unsigned long delay, int cpu);
+void ipoib_rtnl_work_cancel(struct ipoib_dev *priv, struct delayed_work *dw);
+bool ipoib_rtnl_work_begin(struct ipoib_dev *priv);
+void ipoib_rtnl_work_end(struct ipoib_dev *priv);
+int ipoib_rtnl_init(void);
+void ipoib_rtnl_exit(void);
 
 /* ipoib_main.c */
 void ipoib_setup(struct net_device *dev);

@@ -101,7 +101,9 @@ static void ipoib_path_resolved_work(struct work_struct *work)
 		smp_store_release(&path->state, IPOIB_PATH_READY);
 	} else {
 		path->state = IPOIB_PATH_FAILED;
-		path->failed_at = jiffies;
+		path->retry_at = jiffies + (status == -EAGAIN ?
+					    IPOIB_PATH_RETRY_SOON :
+					    IPOIB_PATH_RETRY);
 	}
 	skb_queue_splice_init(&path->queue, &queue);
 	spin_unlock_bh(&priv->path_lock);
@@ -187,7 +189,7 @@ static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 		spin_unlock_bh(&priv->path_lock);
 		return ipoib_path_send(priv, skb, path, dst);
 	} else if (path->state == IPOIB_PATH_FAILED) {
-		if (time_before(jiffies, path->failed_at + IPOIB_PATH_RETRY))
+		if (time_before(jiffies, path->retry_at))
 			goto drop;
 		path->state = IPOIB_PATH_RESOLVING;
 		start = true;
@@ -261,22 +263,39 @@ static void ipoib_path_gc_work(struct work_struct *work)
 	queue_delayed_work(priv->wq, &priv->path_gc_work, IPOIB_PATH_IDLE / 2);
 }
 
-void ipoib_path_init(struct ipoib_dev *priv)
-{
-	spin_lock_init(&priv->path_lock);
-	hash_init(priv->paths);
-	INIT_DELAYED_WORK(&priv->path_gc_work, ipoib_path_gc_work);
-}
-
-/* Forget every path, e.g. when the port or the SM changed (process ctx). */
+/* Forget every path, e.g. when the port came back (process context). */
 void ipoib_path_flush(struct ipoib_dev *priv)
 {
 	ipoib_path_evict(priv, true);
 }
 
+static void ipoib_path_flush_work(struct work_struct *work)
+{
+	ipoib_path_flush(container_of(work, struct ipoib_dev,
+				      path_flush_work));
+}
+
+/*
+ * The same from an event handler: a flush sleeps (it cancels queries),
+ * which must not hold up the RDMA core's event work.
+ */
+void ipoib_path_flush_soon(struct ipoib_dev *priv)
+{
+	queue_work(priv->wq, &priv->path_flush_work);
+}
+
+void ipoib_path_init(struct ipoib_dev *priv)
+{
+	spin_lock_init(&priv->path_lock);
+	hash_init(priv->paths);
+	INIT_DELAYED_WORK(&priv->path_gc_work, ipoib_path_gc_work);
+	INIT_WORK(&priv->path_flush_work, ipoib_path_flush_work);
+}
+
 void ipoib_path_cleanup(struct ipoib_dev *priv)
 {
 	cancel_delayed_work_sync(&priv->path_gc_work);
+	cancel_work_sync(&priv->path_flush_work);
 	ipoib_path_evict(priv, true);
 }
 

@@ -475,7 +475,7 @@ static void ipoib_rx_failed(struct ipoib_dev *priv, const struct ib_wc *wc,
 	/* as for sends: an error while running may mean a dead QP */
 	if (wc->status != IB_WC_SUCCESS &&
 	    test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
-		schedule_delayed_work(&priv->reset_work, 0);
+		ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
 	ipoib_free_rx_buf(priv, id);
 }
 
@@ -553,7 +553,7 @@ static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 		 * and recover.
 		 */
 		if (test_bit(IPOIB_FLAG_QP_READY, &priv->flags))
-			schedule_delayed_work(&priv->reset_work, 0);
+			ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
 		DEV_STATS_INC(priv->dev, tx_errors);
 		dev_kfree_skb_any(tx->skb);
 	} else {

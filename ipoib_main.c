@@ -120,9 +120,21 @@ static int ipoib_ndo_init(struct net_device *dev)
 	}
 
 	ipoib_set_dev_addr(priv);
+	refcount_inc(&priv->hca->users);
 	return 0;
 }
 
+static void ipoib_hca_put(struct ipoib_hca *hca)
+{
+	if (refcount_dec_and_test(&hca->users))
+		complete(&hca->gone);
+}
+
+/*
+ * Under RTNL, the interface closed: no more events, works or paths. The
+ * works that take RTNL may still run (and do nothing): their netdev
+ * references keep the rest for ipoib_priv_destructor.
+ */
 static void ipoib_ndo_uninit(struct net_device *dev)
 {
 	struct ipoib_dev *priv = ipoib_priv(dev);
@@ -130,15 +142,29 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	mutex_lock(&priv->hca->lock);
 	list_del_init(&priv->hca_node);
 	mutex_unlock(&priv->hca->lock);
-	cancel_delayed_work_sync(&priv->reset_work);
-	cancel_delayed_work_sync(&priv->announce_work);
+	ipoib_rtnl_work_cancel(priv, &priv->reset_work);
+	ipoib_rtnl_work_cancel(priv, &priv->announce_work);
+	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
 	ipoib_path_cleanup(priv);
+}
+
+/*
+ * After unregistration, once no netdev reference is left, outside RTNL
+ * (only a failed register_netdevice() calls it under RTNL, with no work
+ * ever queued): the waits for grace periods and works, and the verbs
+ * objects.
+ */
+static void ipoib_priv_destructor(struct net_device *dev)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+
 	/* path and group teardown put their AHs after a grace period */
 	rcu_barrier();
 	flush_workqueue(priv->wq);
 	ipoib_cm_cleanup(priv);
 	ipoib_ib_cleanup(priv);
 	destroy_workqueue(priv->wq);
+	ipoib_hca_put(priv->hca);
 }
 
 /* Under RTNL: QPs to RTS, receives posted, joins started. */
@@ -178,7 +204,7 @@ static void ipoib_datapath_down(struct ipoib_dev *priv)
 	netif_tx_disable(priv->dev);
 	synchronize_net();
 	netif_tx_disable(priv->dev);
-	cancel_delayed_work_sync(&priv->announce_work);
+	ipoib_rtnl_work_cancel(priv, &priv->announce_work);
 	ipoib_mcast_stop(priv);
 	/* while NAPI still reaps the connections' flushed sends */
 	ipoib_cm_stop(priv);
@@ -231,6 +257,8 @@ static int ipoib_ndo_stop(struct net_device *dev)
 	struct ipoib_dev *priv = ipoib_priv(dev);
 
 	clear_bit(IPOIB_FLAG_PKEY_WAIT, &priv->flags);
+	/* a restart asked for the datapath that goes now, not the next */
+	clear_bit(IPOIB_FLAG_RESTART, &priv->flags);
 	ipoib_datapath_down(priv);
 	return 0;
 }
@@ -376,7 +404,7 @@ static void ipoib_announce(struct ipoib_dev *priv)
 	__netdev_notify_peers(priv->dev);
 	if (priv->announce_left) {
 		priv->announce_left--;
-		schedule_delayed_work(&priv->announce_work,
+		ipoib_rtnl_work_queue(priv, &priv->announce_work,
 				      IPOIB_ANNOUNCE_GAP);
 	}
 }
@@ -386,14 +414,11 @@ static void ipoib_announce_work(struct work_struct *work)
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
 					      announce_work.work);
 
-	/* ndo_stop cancels this work under RTNL */
-	if (!rtnl_trylock()) {
-		schedule_delayed_work(&priv->announce_work, 1);
+	if (!ipoib_rtnl_work_begin(priv))
 		return;
-	}
 	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev))
 		ipoib_announce(priv);
-	rtnl_unlock();
+	ipoib_rtnl_work_end(priv);
 }
 
 /*
@@ -421,6 +446,8 @@ static void ipoib_follow_gid(struct ipoib_dev *priv)
 	priv->local_gid = gid;
 	ipoib_set_dev_addr(priv);
 	call_netdevice_notifiers(NETDEV_CHANGEADDR, priv->dev);
+	/* memberships name the old GID: join again */
+	ipoib_mcast_port_event(priv);
 	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev)) {
 		priv->announce_left = IPOIB_ANNOUNCE_REPEAT;
 		ipoib_announce(priv);
@@ -439,10 +466,8 @@ static void ipoib_reset_work(struct work_struct *work)
 	struct net_device *dev = priv->dev;
 	bool restart;
 
-	if (!rtnl_trylock()) {
-		schedule_delayed_work(&priv->reset_work, 1);
+	if (!ipoib_rtnl_work_begin(priv))
 		return;
-	}
 	if (test_and_clear_bit(IPOIB_FLAG_GID_CHECK, &priv->flags))
 		ipoib_follow_gid(priv);
 	if (netif_running(dev)) {
@@ -456,19 +481,19 @@ static void ipoib_reset_work(struct work_struct *work)
 		if (ipoib_datapath_sync(priv, restart)) {
 			if (net_ratelimit())
 				netdev_err(dev, "cannot restart the datapath, retrying in 1 s\n");
-			schedule_delayed_work(&priv->reset_work, HZ);
+			ipoib_rtnl_work_queue(priv, &priv->reset_work, HZ);
 		} else if (restart) {
 			atomic_long_inc(&priv->counters.restarts);
 		}
 	}
-	rtnl_unlock();
+	ipoib_rtnl_work_end(priv);
 }
 
 /* Restart the datapath from the reset work (any context). */
 static void ipoib_restart(struct ipoib_dev *priv)
 {
 	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
-	schedule_delayed_work(&priv->reset_work, 0);
+	ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
 }
 
 static void ipoib_ndo_tx_timeout(struct net_device *dev, unsigned int txq)
@@ -533,6 +558,7 @@ void ipoib_setup(struct net_device *dev)
 	dev->rtnl_link_ops = &ipoib_link_ops;
 	/* children go with rtnl or their parent: all free on unregister */
 	dev->needs_free_netdev = true;
+	dev->priv_destructor = ipoib_priv_destructor;
 	netif_keep_dst(dev);
 }
 
@@ -749,7 +775,45 @@ ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port, u16 pkey,
 
 static struct ib_client ipoib_client;
 
-/* Port and SM events invalidate paths and memberships. */
+/*
+ * What an event costs an interface: only what it changed is redone. On
+ * InfiniBand, ib_sa reports a membership lost by a port error, a LID
+ * change or a client reregister to its group (-ENETRESET), which joins
+ * again by itself (ipoib_multicast.c).
+ */
+static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
+{
+	switch (ev) {
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_PORT_ACTIVE:
+		/* the link went or came: carrier, memberships and paths */
+		ipoib_mcast_port_event(priv);
+		break;
+	case IB_EVENT_LID_CHANGE:
+		/* path records name LIDs: resolve again (in priv->wq) */
+		ipoib_path_flush_soon(priv);
+		break;
+	case IB_EVENT_CLIENT_REREGISTER:
+	case IB_EVENT_SM_CHANGE:
+		/* paths stay valid; memberships: ib_sa, as above */
+		break;
+	case IB_EVENT_PKEY_CHANGE:
+		/* a partition may have appeared, gone or moved */
+		ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
+		break;
+	case IB_EVENT_GID_CHANGE:
+		/*
+		 * On RoCE every address of the underlay has a GID: only a
+		 * new GID 0, our own, means anything (ipoib_follow_gid).
+		 */
+		set_bit(IPOIB_FLAG_GID_CHECK, &priv->flags);
+		ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
+		break;
+	default:
+		break;
+	}
+}
+
 static void ipoib_event(struct ib_event_handler *handler,
 			struct ib_event *event)
 {
@@ -757,18 +821,6 @@ static void ipoib_event(struct ib_event_handler *handler,
 					     event_handler);
 	struct ipoib_dev *priv;
 
-	switch (event->event) {
-	case IB_EVENT_PORT_ERR:
-	case IB_EVENT_PORT_ACTIVE:
-	case IB_EVENT_LID_CHANGE:
-	case IB_EVENT_CLIENT_REREGISTER:
-	case IB_EVENT_SM_CHANGE:
-	case IB_EVENT_PKEY_CHANGE:
-	case IB_EVENT_GID_CHANGE:
-		break;
-	default:
-		return;
-	}
 	/* events come from ib_core's workqueue: process context */
 	mutex_lock(&hca->lock);
 	list_for_each_entry(priv, &hca->ports, hca_node) {
@@ -776,15 +828,7 @@ static void ipoib_event(struct ib_event_handler *handler,
 			continue;
 		ipoib_dbg(priv, 1, "port event %s\n",
 			  ib_event_msg(event->event));
-		ipoib_mcast_port_event(priv);
-		/* a partition may have appeared, gone or moved */
-		if (event->event == IB_EVENT_PKEY_CHANGE)
-			schedule_delayed_work(&priv->reset_work, 0);
-		/* our own GID may have changed */
-		if (event->event == IB_EVENT_GID_CHANGE) {
-			set_bit(IPOIB_FLAG_GID_CHECK, &priv->flags);
-			schedule_delayed_work(&priv->reset_work, 0);
-		}
+		ipoib_port_event(priv, event->event);
 	}
 	mutex_unlock(&hca->lock);
 }
@@ -801,6 +845,8 @@ static int ipoib_add_one(struct ib_device *ca)
 	hca->ca = ca;
 	mutex_init(&hca->lock);
 	INIT_LIST_HEAD(&hca->ports);
+	refcount_set(&hca->users, 1);
+	init_completion(&hca->gone);
 
 	rdma_for_each_port(ca, port) {
 		ret = ipoib_add_port(hca, port);
@@ -809,6 +855,9 @@ static int ipoib_add_one(struct ib_device *ca)
 				 port, ret);
 	}
 	if (list_empty(&hca->ports)) {
+		/* interfaces that failed to register are gone already */
+		ipoib_hca_put(hca);
+		wait_for_completion(&hca->gone);
 		mutex_destroy(&hca->lock);
 		kfree(hca);
 		return -EOPNOTSUPP;
@@ -821,7 +870,9 @@ static int ipoib_add_one(struct ib_device *ca)
 
 /*
  * The device goes: all its interfaces, children included, leave in one
- * batch, so no child outlives its parent.
+ * batch, so no child outlives its parent. Their verbs objects go in their
+ * destructors, here or in a thread whose unregistration of a child
+ * (ip link del, delete_child) has not reached it yet: wait for the last.
  */
 static void ipoib_remove_one(struct ib_device *ca, void *client_data)
 {
@@ -836,6 +887,8 @@ static void ipoib_remove_one(struct ib_device *ca, void *client_data)
 	unregister_netdevice_many(&kill);
 	rtnl_unlock();
 	WARN_ON(!list_empty(&hca->ports));
+	ipoib_hca_put(hca);
+	wait_for_completion(&hca->gone);
 	mutex_destroy(&hca->lock);
 	kfree(hca);
 }
@@ -874,6 +927,9 @@ static int __init ipoib_init(void)
 			ipoib_max_nonsrq_conn_qp, IPOIB_CM_MAX_NONSRQ);
 		ipoib_max_nonsrq_conn_qp = IPOIB_CM_MAX_NONSRQ;
 	}
+	ret = ipoib_rtnl_init();
+	if (ret)
+		return ret;
 	ipoib_fs_init();
 	ipoib_fabric_ib_register();
 	ret = register_netdevice_notifier(&ipoib_netdev_notifier);
@@ -894,6 +950,7 @@ out_notifier:
 out_fabric:
 	ipoib_fabric_ib_unregister();
 	ipoib_fs_exit();
+	ipoib_rtnl_exit();
 	return ret;
 }
 
@@ -901,10 +958,12 @@ static void __exit ipoib_exit(void)
 {
 	/* every interface, children too, goes with its device */
 	ib_unregister_client(&ipoib_client);
+	/* also waits for destructors still returning (dev_unreg_count) */
 	ipoib_netlink_exit();
 	unregister_netdevice_notifier(&ipoib_netdev_notifier);
 	ipoib_fabric_ib_unregister();
 	ipoib_fs_exit();
+	ipoib_rtnl_exit();
 }
 
 module_init(ipoib_init);

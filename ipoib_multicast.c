@@ -3,7 +3,7 @@
  * Multicast groups: the broadcast group that forms the link (RFC 4391 s5),
  * the groups of the device's multicast list (s4, s10) and send-only
  * groups for traffic to groups we are not a member of. Every join, leave
- * and retry runs in priv->wq (or, when the interface stops, in ndo_stop)
+ * and retry runs in mcast_work (or, when the interface stops, in ndo_stop)
  * under RTNL and mcast_mutex, driven by one transition function per
  * group; transmit only reads the list under RCU.
  */
@@ -60,6 +60,22 @@ static void ipoib_mcast_free_rcu(struct rcu_head *head)
 	kfree(mc);
 }
 
+/*
+ * Run the multicast work @delay jiffies from now, or sooner if a run is
+ * already due sooner (ipoib_rtnl_work_queue); callers serialised, so
+ * that a retry timer cannot slip past a join result.
+ */
+static void ipoib_mcast_schedule(struct ipoib_dev *priv, unsigned long delay)
+{
+	unsigned long flags;
+
+	if (!test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
+		return;
+	spin_lock_irqsave(&priv->mcast_sched_lock, flags);
+	ipoib_rtnl_work_queue(priv, &priv->mcast_work, delay);
+	spin_unlock_irqrestore(&priv->mcast_sched_lock, flags);
+}
+
 /* Called by the fabric when a join completes or a membership is lost. */
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
 {
@@ -69,26 +85,7 @@ void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
 	mc->join_status = status;
 	mc->join_done = true;
 	spin_unlock_bh(&priv->mcast_lock);
-	mod_delayed_work(priv->wq, &priv->mcast_work, 0);
-}
-
-/*
- * Run the multicast work @delay jiffies from now, or sooner if a run is
- * already due sooner: a timer for a retry or an expiry must never
- * postpone a run that a join result or a list change asked for.
- */
-static void ipoib_mcast_schedule(struct ipoib_dev *priv, unsigned long delay)
-{
-	struct delayed_work *dw = &priv->mcast_work;
-	unsigned long flags;
-
-	if (!test_bit(IPOIB_FLAG_OPER_UP, &priv->flags))
-		return;
-	spin_lock_irqsave(&priv->mcast_sched_lock, flags);
-	if (!delayed_work_pending(dw) ||
-	    time_after(dw->timer.expires, jiffies + delay))
-		mod_delayed_work(priv->wq, dw, delay);
-	spin_unlock_irqrestore(&priv->mcast_sched_lock, flags);
+	ipoib_mcast_schedule(priv, 0);
 }
 
 /* Undo a membership: detach, leave, drop the address handle. */
@@ -447,25 +444,19 @@ static bool ipoib_port_active(struct ipoib_dev *priv)
 	       state == IB_PORT_ACTIVE;
 }
 
-/* Never waits for RTNL, so that ndo_stop (under RTNL) may cancel it. */
+/* ndo_stop cancels it without waiting: OPER_UP tells it what it finds. */
 static void ipoib_mcast_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
 					      mcast_work.work);
 
-	if (!rtnl_trylock()) {
-		if (!(++priv->mcast_rtnl_busy % HZ))
-			ipoib_mcast_dbg(priv, "RTNL busy for %u tries\n",
-					priv->mcast_rtnl_busy);
-		ipoib_mcast_schedule(priv, 1);
+	if (!ipoib_rtnl_work_begin(priv))
 		return;
-	}
-	priv->mcast_rtnl_busy = 0;
 	if (test_bit(IPOIB_FLAG_OPER_UP, &priv->flags)) {
 		/*
-		 * A port or SM event invalidates memberships and paths: drop
-		 * them all and join again at once (the in-tree driver's
-		 * backoff could take 16 s here).
+		 * The port went or came back, or our GID 0 changed: drop
+		 * every membership and path and join again at once (the
+		 * in-tree driver's backoff could take 16 s here).
 		 */
 		if (test_and_clear_bit(IPOIB_FLAG_REJOIN, &priv->flags)) {
 			ipoib_mcast_run(priv, false);
@@ -473,10 +464,10 @@ static void ipoib_mcast_work(struct work_struct *work)
 		}
 		ipoib_mcast_run(priv, ipoib_port_active(priv));
 	}
-	rtnl_unlock();
+	ipoib_rtnl_work_end(priv);
 }
 
-/* Port error/active, LID, SM, P_Key or GID change (process context). */
+/* Port error/active or a new GID 0 (process context). */
 void ipoib_mcast_port_event(struct ipoib_dev *priv)
 {
 	set_bit(IPOIB_FLAG_REJOIN, &priv->flags);
@@ -592,7 +583,7 @@ void ipoib_mcast_start(struct ipoib_dev *priv)
 void ipoib_mcast_stop(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
-	cancel_delayed_work_sync(&priv->mcast_work);
+	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
 	ipoib_mcast_run(priv, false);
 }
 

@@ -62,7 +62,7 @@ static void ipoib_test_restart(struct ipoib_dev *priv)
 			cpu = WORK_CPU_UNBOUND;
 	}
 	set_bit(IPOIB_FLAG_RESTART, &priv->flags);
-	queue_delayed_work_on(cpu, system_wq, &priv->reset_work, 0);
+	ipoib_rtnl_work_queue_on(priv, &priv->reset_work, 0, cpu);
 }
 
 static int ipoib_test_restart_set(const char *val,

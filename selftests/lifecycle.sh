@@ -6,6 +6,8 @@
 # - the peer reloads ib_ipoib, so its UD QPN and with it its link-layer
 #   address change (RFC 4391 s9.4): our IPv4 and IPv6 traffic to it
 #   resumes at once, because it announces its new address on carrier;
+# - addresses come and go on the peer's NIC (soft-RoCE GIDs other than
+#   GID 0): its interface keeps carrier;
 # - the peer's NIC takes a new MAC, so soft-RoCE's GID 0 changes: its
 #   interface follows (new hardware address, announced) and traffic to it
 #   resumes;
@@ -87,6 +89,37 @@ else
 	signal reloaded
 fi
 barrier reload-done
+
+# --- addresses on B's underlay: new RoCE GIDs, GID 0 unchanged -------------
+# Every IP address of the NIC adds a GID and a GID change event; only a
+# new GID 0 concerns IPoIB: carrier stays and traffic flows. (Before: every
+# GID event dropped all memberships and carrier.)
+has_gid() {	# has_gid SUFFIX: a GID of rxe0 port 1 ends in SUFFIX
+	cat /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null | grep -q "$1\$"
+}
+lacks_gid() { ! has_gid "$1"; }
+if [ "$ROLE" = B ]; then
+	wait_for A underlay-ready 60
+	flaps=$(cat "/sys/class/net/$IFC/carrier_changes")
+	ip addr add 192.0.2.2/24 dev eth0
+	ip addr add 2001:db8::2/64 dev eth0 nodad
+	check "underlay addresses: their GIDs appear" \
+		wait_until 10 has_gid ffff:c000:0202
+	wait_until 10 has_gid 2001:0db8:0000:0000:0000:0000:0000:0002 ||
+		log "no GID for 2001:db8::2: $(cat /sys/class/infiniband/rxe0/ports/1/gids/* | sort -u | tr '\n' ' ')"
+	check "... traffic to A goes on" ping -c 2 -W 2 -q 10.20.0.1
+	ip addr del 192.0.2.2/24 dev eth0
+	ip addr del 2001:db8::2/64 dev eth0
+	check "... their GIDs go" wait_until 10 lacks_gid ffff:c000:0202
+	check "... traffic to A still goes on" ping -c 2 -W 2 -q 10.20.0.1
+	check "... and carrier never dropped" \
+		test "$(cat "/sys/class/net/$IFC/carrier_changes")" = "$flaps"
+	signal underlay-done
+else
+	signal underlay-ready
+	wait_for B underlay-done 60
+fi
+barrier underlay-addr-done
 
 # --- B's GID changes: a new MAC under soft-RoCE ----------------------------
 # rxe's GID 0 is the link-local GID of the NIC's MAC; B's interface must
