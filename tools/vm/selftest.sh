@@ -8,7 +8,7 @@
 # right reason. Cases: check (A fails a check, B warns) panic hang term
 # (default: all). "term" sends SIGTERM to run.sh mid-run and checks that no
 # QEMU or vde_switch of that run survives. Exits 0 iff every case behaved
-# as expected. One VM run per case, a minute or two in all.
+# as expected. One VM run per case, about 100 s in all.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,9 +92,9 @@ for c in $cases; do
 		fi
 		;;
 	hang)
-		run hang A:hang --timeout 40
+		run hang A:hang --timeout 25
 		expect_rc1 hang
-		expect hang "A reported hung" 'reason: hung: no result after 40s'
+		expect hang "A reported hung" 'reason: hung: no result after 25s'
 		expect hang "A's console tail shown" 'last 40 lines of .*console-A.log'
 		;;
 	term)
