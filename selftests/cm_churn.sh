@@ -88,7 +88,7 @@ churn() {	# churn NAME ROUNDS
 	barrier "$name-checked"
 }
 
-churn srq 6
+churn srq 4
 
 check "ib_ipoib reloads with cm_srq=0" \
 	sh -c "modprobe -r ib_ipoib && modprobe ib_ipoib cm_srq=0"
@@ -96,7 +96,7 @@ check "... its interface comes up" wait_until 10 ipoib_if rxe0
 ifc=$(ipoib_if rxe0)
 sys=/sys/class/net/$ifc
 ip link set "$ifc" up
-churn nosrq 6
+churn nosrq 4
 
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 check "no RC QP left" sh -c "! rdma resource show qp | grep 'type RC' | grep -q ib_ipoib"
