@@ -339,6 +339,8 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 
 	atomic_long_inc(&priv->counters.cm_connections);
 	spin_lock_bh(&priv->cm.lock);
+	/* a peer that just failed may still take nothing: see xmit_live */
+	chan->probation = peer->backoff != 0;
 	chan->state = IPOIB_CM_LIVE;
 	cur = rcu_dereference_protected(peer->tx,
 					lockdep_is_held(&priv->cm.lock));

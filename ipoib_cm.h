@@ -94,6 +94,9 @@ struct ipoib_cm_chan {
 	bool rx_only;			/* in-tree model: we never send on it */
 	bool sid_rfc;			/* its REQ went to the RFC service ID */
 	bool csum_pending;		/* peer takes checksum-pending packets */
+	bool probation;			/* the peer's last channel failed and
+					 * this one has completed no send yet
+					 */
 	struct ib_cm_id *cm_id;		/* cm.mutex; NULL once given back */
 	struct ib_qp *qp;		/* set-up work, then cm.mutex */
 	struct ipoib_cm_rx_ring *rx;	/* its own receive ring, no SRQ */

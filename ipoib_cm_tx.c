@@ -241,7 +241,10 @@ static bool ipoib_cm_carries(struct sk_buff *skb)
  * nothing for IPOIB_CM_STALL (its peer takes no data: RNR NAKs) must not
  * hold up the others meanwhile, until RNR retries end it: its packets are
  * dropped instead (cm_tx_stalled), and stall_work wakes a queue it
- * stopped before it looked stuck.
+ * stopped before it looked stuck. A channel to a peer whose last one
+ * failed gets no such grace: until one of its sends completes, it drops
+ * as soon as it is full, so a peer that keeps taking nothing stops the
+ * queue once, not once per reconnect.
  */
 static bool ipoib_cm_tx_stuck(struct ipoib_cm_chan *chan)
 {
@@ -272,7 +275,7 @@ static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	if (ipoib_cm_ip_len(skb) > chan->mtu)
 		return -EMSGSIZE;
 	if (unlikely(ipoib_cm_tx_full(chan))) {
-		if (ipoib_cm_tx_stuck(chan))
+		if (ipoib_cm_tx_stuck(chan) || READ_ONCE(chan->probation))
 			return -ENOBUFS;
 		netif_stop_queue(priv->dev);
 		atomic_inc(&priv->cm.tx_stopped);
@@ -418,6 +421,8 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 		dev_kfree_skb_any(tx->skb);
 	} else {
 		dev_consume_skb_any(tx->skb);
+		if (unlikely(READ_ONCE(chan->probation)))
+			WRITE_ONCE(chan->probation, false);
 	}
 	tx->skb = NULL;
 	/* one store per tick: the line stays shared between CPUs */
