@@ -23,4 +23,15 @@
 #define IPOIB_SPEED_XDR 256
 #endif
 
+/*
+ * The last argument of ib_device_ops.create_cq (tools/softib only): the
+ * udata up to 6.1, the attribute bundle since 6.11. tools/softib's Kbuild
+ * probes the header and defines IPOIB_CREATE_CQ_ATTRS.
+ */
+#ifdef IPOIB_CREATE_CQ_ATTRS
+#define IPOIB_CREATE_CQ_LAST_ARG struct uverbs_attr_bundle *attrs
+#else
+#define IPOIB_CREATE_CQ_LAST_ARG struct ib_udata *udata
+#endif
+
 #endif /* IPOIB_COMPAT_H */

@@ -11,6 +11,7 @@ linux-source-6.12 sparse flex bison bc libelf-dev
 qemu-system-x86 busybox-static vde2
 rdma-core ibverbs-utils libibverbs-dev libibumad-dev perftest
 iproute2 iputils-ping ethtool tcpdump tshark iperf3
+opensm infiniband-diags
 clang libclang-rt-14-dev"
 
 missing=
@@ -30,4 +31,10 @@ export DEBIAN_FRONTEND=noninteractive
 mkdir -p /etc/initramfs-tools/conf.d
 apt-get update -qq
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+# Services (opensm's) must not start on the host: only guests run them.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -40,13 +40,14 @@ run_checkpatch() {
 
 run_sparse() {
 	local kver=$1 out
-	out=$(make -s -C "$top" modules KVER="$kver" C=2 2>&1 |
+	out=$({ make -s -C "$top" modules KVER="$kver" C=2 &&
+		make -s -C "$top/tools/softib" KVER="$kver" C=2; } 2>&1 |
 		grep -v 'Skipping BTF generation') || true
 	if [ -n "$out" ]; then
 		echo "$out"
 		return 1
 	fi
-	echo "sparse + W=1 ($kver): clean"
+	echo "sparse + W=1 ($kver, with tools/softib): clean"
 }
 
 if [ $# -eq 0 ]; then

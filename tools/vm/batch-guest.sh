@@ -84,6 +84,11 @@ reset() {
 		echo "ib_ipoib does not unload"
 		bad=1
 	fi
+	# tools/softib's HCA (opensm, the test's, is gone with its cgroup)
+	if grep -q '^softib ' /proc/modules && ! timeout 60 rmmod softib; then
+		echo "softib does not unload"
+		bad=1
+	fi
 	for dev in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub("/.*", "", $2); print $2 }' | sort -u); do
 		timeout 30 rdma link delete "$dev" || { echo "rdma link delete $dev"; bad=1; }
 	done

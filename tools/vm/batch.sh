@@ -15,7 +15,8 @@
 # then one result per test for its guests' exit status and its kernel log.
 # A test reads its settings from lines of its own that start with them
 # (GUESTS=, VM_SMP=, VM_TIMEOUT= seconds (default 300), CM_INJECT=1,
-# UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1).
+# UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1, SOFTIB=1: the
+# test loads tools/softib's soft IB HCA, built here for the kernel).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
 #   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
 #                that debug kernel instead (make check-debug); its time
@@ -84,6 +85,7 @@ echo "TAP version 13"
 need_inject=
 need_ud_inject=
 need_hooks=
+need_softib=
 declare -A group_of=() limit_of=()
 groups=()
 for t in "$@"; do
@@ -91,6 +93,7 @@ for t in "$@"; do
 	[ "$(setting "$t" CM_INJECT '')" = 1 ] && need_inject=1
 	[ "$(setting "$t" UD_INJECT '')" = 1 ] && need_ud_inject=1
 	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
+	[ "$(setting "$t" SOFTIB 0)" = 1 ] && need_softib=1
 	# guests-smp-hooks-allocfail
 	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
 	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
@@ -128,6 +131,16 @@ if [ -n "$need_hooks" ] && [ -z "$module_given" ]; then
 		exit 1
 	fi
 	hooks_module=$top/build/$kver-hooks/ib_ipoib.ko
+fi
+
+# the guests insmod it from the host's tree: build/KVER/softib/softib.ko
+if [ -n "$need_softib" ] &&
+	! make -s -C "$top/tools/softib" KVER="$kver" "${kmake_args[@]}" \
+		>"$build_log" 2>&1; then
+	tap FAIL "tools/softib build for $kver"
+	sed 's/^/# /' "$build_log"
+	echo "1..$n"
+	exit 1
 fi
 
 # report OUT TEST: TAP of one test of a finished boot

@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The InfiniBand test fabric: tools/softib's two soft HCAs, cabled port to
+# port in one guest, swept by Debian's opensm. The SM brings both ports
+# from INIT to ACTIVE with LIDs (the sweep is timed), the SA answers a
+# PathRecord between them, and ib_ipoib joins the broadcast group that
+# opensm created from its partitions.conf, through the SA, on both ports.
+GUESTS=1
+VM_SMP=2
+VM_TIMEOUT=240
+SOFTIB=1
+. "$(dirname "$0")/lib.sh"
+
+sib=$IPOIB_TOP/build/$(uname -r)/softib/softib.ko
+guid0=0x0200534200000001
+guid1=0x0200534200000101
+sysib=/sys/class/infiniband
+
+port_state() {	# port_state DEV: "4: ACTIVE" etc.
+	cat "$sysib/$1/ports/1/state"
+}
+both_active() {
+	port_state softib0 | grep -q ACTIVE &&
+		port_state softib1 | grep -q ACTIVE
+}
+
+check "modprobe ib_umad, ib_core" modprobe ib_umad
+check "insmod softib: two devices" insmod "$sib"
+check "... softib0 and softib1 registered" \
+	wait_until 10 test -e "$sysib/softib1/ports/1/state"
+both_init() {
+	port_state softib0 | grep -q INIT && port_state softib1 | grep -q INIT &&
+		grep -q LinkUp "$sysib/softib1/ports/1/phys_state"
+}
+check "... cabled: both ports INIT, link up, before any SM" both_init
+check "... link layer InfiniBand" \
+	grep -qx InfiniBand "$sysib/softib0/ports/1/link_layer"
+
+# The SM on softib0's port; the default partition makes the IPoIB
+# broadcast group (ipoib flag), at 4096-byte MTU (mtu=5) and 40 Gb/s (rate=7).
+cat >/tmp/partitions.conf <<'EOF'
+Default=0x7fff, ipoib, mtu=5, rate=7 : ALL=full;
+EOF
+t0=$(date +%s.%N)
+opensm -g "$guid0" -P /tmp/partitions.conf -f /tmp/opensm.log -s 2 \
+	>/dev/null 2>&1 &
+check "opensm sweeps both ports to ACTIVE" wait_until 60 both_active
+sweep=$(echo "$(date +%s.%N) - $t0" | bc)
+log "sweep: opensm start to both ports ACTIVE in $sweep s"
+
+lid0=$(cat "$sysib/softib0/ports/1/lid")
+lid1=$(cat "$sysib/softib1/ports/1/lid")
+check "the ports have distinct non-zero LIDs ($lid0, $lid1)" \
+	test "$lid0" != 0x0 -a "$lid1" != 0x0 -a "$lid0" != "$lid1"
+check "softib1 knows softib0 as its SM" \
+	test "$(cat "$sysib/softib1/ports/1/sm_lid")" = "$lid0"
+check "ibstat: softib1 Active, LinkUp" \
+	sh -c "ibstat softib1 | grep -q 'State: Active' &&
+	       ibstat softib1 | grep -q 'Physical state: LinkUp'"
+check "softib0 is the SM's port (IsSM in its capability mask)" \
+	test $(($(cat "$sysib/softib0/ports/1/cap_mask") & 2)) = 2
+
+# The SA on the SM's port answers a query from the other port
+pr=$(saquery -C softib1 --src-to-dst "$((lid1)):$((lid0))" 2>&1)
+echo "$pr" | sed 's/^/# PathRecord: /' | head -20
+check "saquery: a PathRecord from softib1 to softib0" \
+	grep -Eq "^[[:space:]]*dlid\.+$((lid0))\$" <<<"$pr"
+
+# ib_ipoib on both ports joins the broadcast group through the SA
+check "modprobe ib_ipoib" modprobe ib_ipoib
+both_ifs() {
+	ipoib_if softib0 >/dev/null && ipoib_if softib1 >/dev/null
+}
+check "... an interface on each port" wait_until 10 both_ifs
+if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
+ip link set "$if0" up
+ip link set "$if1" up
+check "... both get carrier: the broadcast group joined" \
+	wait_until 20 sh -c "grep -qx 1 /sys/class/net/$if0/carrier &&
+			     grep -qx 1 /sys/class/net/$if1/carrier"
+check "... MTU from the group: 4096 - 4" \
+	test "$(cat "/sys/class/net/$if0/mtu")" = 4092
+# members' PortGIDs are shown to a trusted requester: opensm's SM_Key
+# (default 1). One line per member: MGID PortGID
+mc=$(saquery -C softib1 --smkey 1 -m 2>&1 | awk -F. '
+	/MGID/ { mgid = $NF } /PortGid/ { print mgid, $NF }')
+sed 's/^/# MCMemberRecord: /' <<<"$mc"
+both_members() {
+	grep -q '^ff12:401b:ffff::ffff:ffff fe80::200:5342:0:1$' <<<"$mc" &&
+		grep -q '^ff12:401b:ffff::ffff:ffff fe80::200:5342:0:101$' <<<"$mc"
+}
+check "saquery: the broadcast group ff12:401b:ffff::ffff:ffff has both ports" \
+	both_members
+
+# The two ports' interfaces in two namespaces: datagram ping over the
+# SA's paths
+ip netns add b
+ip link set "$if1" netns b
+ip addr add 10.30.0.1/24 dev "$if0"
+ip -n b addr add 10.30.0.2/24 dev "$if1"
+ip -n b link set "$if1" up
+check "datagram: ping from softib0's interface to softib1's" \
+	ping -c 3 -i 0.3 -W 5 10.30.0.2
+check "datagram: ping6 over the link-local addresses" \
+	ping -6 -c 3 -i 0.3 -W 5 \
+	"$(ip -n b -6 addr show dev "$if1" scope link | awk '/inet6/ { sub("/.*", "", $2); print $2 }')%$if0"
+cat /sys/kernel/debug/softib/softib0 | sed 's/^/# softib0: /'
+
+ip link set "$if0" down
+ip netns delete b
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+kill %1
+wait
+check "softib unloads" rmmod softib
+finish
