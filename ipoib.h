@@ -262,7 +262,8 @@ struct ipoib_path {
 	/* shown in debugfs */
 	u16 dlid;
 	u8 sl;
-	u8 rate;
+	u8 rate;			/* enum ib_rate */
+	u8 mtu;				/* enum ib_mtu, 0 if none */
 };
 
 enum ipoib_mcast_state {

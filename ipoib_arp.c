@@ -306,9 +306,10 @@ void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m)
 
 	rcu_read_lock();
 	hash_for_each_rcu(priv->paths, bkt, path, node)
-		seq_printf(m, "GID: %pI6c complete: %s DLID: 0x%04x SL: %u rate: %u\n",
+		seq_printf(m, "GID: %pI6c complete: %s DLID: 0x%04x SL: %u rate: %u MTU: %d\n",
 			   path->dgid.raw,
 			   READ_ONCE(path->state) == IPOIB_PATH_READY ?
-			   "yes" : "no", path->dlid, path->sl, path->rate);
+			   "yes" : "no", path->dlid, path->sl, path->rate,
+			   path->mtu ? ib_mtu_enum_to_int(path->mtu) : 0);
 	rcu_read_unlock();
 }

@@ -81,6 +81,7 @@ static void ipoib_ib_path_done(int status, struct sa_path_rec *rec,
 		path->dlid = be32_to_cpu(sa_path_get_dlid(rec));
 		path->sl = rec->sl;
 		path->rate = rec->rate;
+		path->mtu = rec->mtu;
 	}
 	spin_lock_irqsave(&ip->lock, flags);
 	ip->in_flight = false;

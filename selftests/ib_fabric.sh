@@ -6,6 +6,9 @@
 # from INIT to ACTIVE with LIDs (the sweep is timed), the SA answers a
 # PathRecord between them, and ib_ipoib joins the broadcast group that
 # opensm created from its partitions.conf, through the SA, on both ports.
+# The two interfaces, in two network namespaces, then ping, ping6 and
+# iperf3 in datagram mode over the SA's path (which debugfs shows as the
+# SA gave it) and in connected mode over an RC connection set up by ib_cm.
 GUESTS=1
 VM_SMP=2
 VM_TIMEOUT=240
@@ -106,6 +109,39 @@ check "datagram: ping6 over the link-local addresses" \
 	ping -6 -c 3 -i 0.3 -W 5 \
 	"$(ip -n b -6 addr show dev "$if1" scope link | awk '/inet6/ { sub("/.*", "", $2); print $2 }')%$if0"
 cat /sys/kernel/debug/softib/softib0 | sed 's/^/# softib0: /'
+
+# The path the driver resolved through the SA is the SA's PathRecord
+pr=$(saquery -C softib0 --src-to-dst "$((lid0)):$((lid1))" 2>&1)
+field() {	# field NAME: a PathRecord field's value
+	awk -v n="$1" -F. '$1 ~ "^[[:space:]]*" n "$" { print $NF }' <<<"$pr"
+}
+want="DLID: $(printf '0x%04x' "$(field dlid)") SL: $(($(field sl)))"
+want="$want rate: $(($(field rate) & 63)) MTU: $((128 << ($(field mtu) & 63)))"
+path=$(grep "fe80::200:5342:0:101 " "/sys/kernel/debug/ipoib/${if0}_path")
+log "driver's path: $path; SA's PathRecord: $want"
+check "debugfs path to softib1 = the SA's PathRecord (DLID, SL, rate, MTU)" \
+	grep -q "complete: yes $want\$" <<<"$path"
+
+# iperf3 each way the tests go: datagram, then connected mode
+ip netns exec b iperf3 -s -D -B 10.30.0.2
+throughput() {	# throughput LABEL: 3 s of TCP to softib1's side
+	local bps
+	bps=$(iperf3 -c 10.30.0.2 -t 3 -J 2>/dev/null | python3 -c '
+import json, sys
+print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]))')
+	log "$1: iperf3 TCP $((bps / 1000000)) Mbit/s"
+	[ "${bps:-0}" -gt 0 ]
+}
+check "datagram: iperf3 TCP" throughput datagram
+echo connected >"/sys/class/net/$if0/mode"
+ip netns exec b sh -c "echo connected >/sys/class/net/$if1/mode"
+check "connected: both interfaces in connected mode, MTU 65520" \
+	test "$(cat "/sys/class/net/$if0/mtu")" = 65520
+check "connected: ping with 20000 bytes" ping -c 3 -i 0.3 -W 5 -s 20000 10.30.0.2
+check "... over an RC connection (debugfs: live)" \
+	grep -q ' live ' "/sys/kernel/debug/ipoib/${if0}_cm"
+check "connected: iperf3 TCP" throughput connected
+sed 's/^/# softib1: /' /sys/kernel/debug/softib/softib1
 
 ip link set "$if0" down
 ip netns delete b

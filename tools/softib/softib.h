@@ -32,10 +32,12 @@
 #define SOFTIB_GUIDS		8	/* GUIDInfo entries (GIDs) */
 #define SOFTIB_MAX_QP		4096
 #define SOFTIB_MAX_WR		8192
-#define SOFTIB_MAX_SGE		16
+#define SOFTIB_MAX_SGE		32
 #define SOFTIB_MAX_CQE		65536
 #define SOFTIB_MAX_MCAST_QP	64	/* QPs attached to one group */
 #define SOFTIB_MTU		IB_MTU_4096
+#define SOFTIB_MAX_MSG		BIT(20)	/* RC/UC message, not split */
+#define SOFTIB_PSN_MASK		0xffffff
 
 /* port states as PortInfo carries them (IBA 14.2.5.6) */
 enum softib_port_state {
@@ -57,6 +59,9 @@ struct softib_counters {
 	atomic64_t drop_qkey;		/* Q_Key check failed */
 	atomic64_t drop_no_recv;	/* no receive posted */
 	atomic64_t drop_len;		/* bigger than the receive buffer */
+	atomic64_t drop_seq;		/* RC: not the PSN expected */
+	atomic64_t rnr_naks;		/* RC: sent for want of a receive */
+	atomic64_t retransmits;		/* RC: sends again after RNR NAK */
 	atomic64_t cq_overflow;
 	atomic64_t bad_mad;		/* SMPs answered with an error status */
 };
@@ -151,6 +156,18 @@ struct softib_srq {
 	u32 limit;
 };
 
+/* an RC send kept until acknowledged: sent again after an RNR NAK */
+struct softib_swqe {
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	__be32 imm;
+	bool signaled;
+	u32 psn;
+	u32 len;
+	u32 num_sge;
+	struct ib_sge sge[SOFTIB_MAX_SGE];
+};
+
 struct softib_qp {
 	struct ib_qp ibqp;
 	enum ib_qp_state state;
@@ -166,6 +183,31 @@ struct softib_qp {
 	struct softib_srq *srq;
 	struct softib_cq *scq, *rcq;
 	int groups;			/* attachments, deliver_lock */
+
+	/* connected QPs (RC, UC): the peer, from modify_qp */
+	u32 dest_qpn;
+	u16 dlid;
+	u8 sl;
+	u8 path_bits;
+	u8 timeout;			/* local ACK timeout, 4.096 us << n */
+	u8 retry_cnt;
+	u8 rnr_retry;			/* 7: for ever */
+	u8 min_rnr_timer;		/* what our RNR NAKs ask for */
+	u32 epsn;			/* rq.lock: the next PSN we take */
+	bool comm_est;			/* rq.lock: data seen in RTR */
+
+	/* RC requester: sq_lock, nested inside rq.lock */
+	spinlock_t sq_lock;		/* the send ring and what follows */
+	struct softib_swqe *sq;
+	u32 sq_size;			/* a power of two */
+	u32 sq_head, sq_tail;		/* posted, acknowledged */
+	u32 next_psn;
+	u8 rnr_left;
+	bool resend;			/* RNR NAKed: resend_work resends */
+	u32 resend_psn;
+	unsigned long last_ack;		/* jiffies of the last response */
+	struct delayed_work resend_work;
+	struct delayed_work timeout_work;
 };
 
 /* one multicast group of a device: the QPs attached to (MGID, MLID) */
@@ -177,9 +219,21 @@ struct softib_group {
 	struct softib_qp *qps[SOFTIB_MAX_MCAST_QP];
 };
 
+/* what a packet is: its BTH opcode, in short */
+enum softib_op {
+	SOFTIB_OP_DATAGRAM,		/* UD, SMI, GSI */
+	SOFTIB_OP_RC_SEND,
+	SOFTIB_OP_UC_SEND,
+	SOFTIB_OP_ACK,			/* RC: psn and all before taken */
+	SOFTIB_OP_RNR_NAK,		/* RC: psn found no receive */
+};
+
 /* a packet on the cable: the LRH, GRH, BTH and DETH fields that matter */
 struct softib_pkt {
 	struct list_head node;
+	enum softib_op op;
+	u32 psn;
+	u8 rnr_timer;			/* in an RNR NAK */
 	u16 slid, dlid;
 	u8 sl;
 	bool has_grh;
@@ -246,9 +300,23 @@ extern const struct ib_device_ops softib_cq_ops;
 
 /* softib_qp.c */
 int softib_rq_take(struct softib_rq *rq, struct softib_rwqe *wqe);
+int softib_take_recv(struct softib_qp *qp, struct softib_rwqe *wqe);
+void softib_qp_error(struct softib_qp *qp);
+void softib_qp_event(struct softib_qp *qp, enum ib_event_type type);
 extern const struct ib_device_ops softib_qp_ops;
 
+/* softib_rc.c */
+int softib_rc_init(struct softib_qp *qp, u32 max_send_wr);
+void softib_rc_destroy(struct softib_qp *qp);
+void softib_rc_flush(struct softib_qp *qp);
+int softib_rc_post(struct softib_qp *qp, const struct ib_send_wr *wr);
+void softib_rc_recv(struct softib_dev *sdev, struct softib_qp *qp,
+		    const struct softib_pkt *pkt);
+void softib_rc_response(struct softib_qp *qp, const struct softib_pkt *pkt);
+
 /* softib_wire.c */
+int softib_copy_out(const struct softib_rwqe *wqe, const struct softib_pkt *pkt,
+		    u32 hdr);
 void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt);
 void softib_rx_work(struct work_struct *work);
 void softib_wire_flush(struct softib_dev *sdev);

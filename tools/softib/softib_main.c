@@ -121,7 +121,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->active_mtu = port->neighbor_mtu;
 	attr->gid_tbl_len = SOFTIB_GUIDS;
 	attr->port_cap_flags = port->cap_mask;
-	attr->max_msg_sz = 1U << 31;
+	attr->max_msg_sz = SOFTIB_MAX_MSG;
 	attr->bad_pkey_cntr = port->pkey_violations;
 	attr->qkey_viol_cntr = port->qkey_violations;
 	attr->pkey_tbl_len = SOFTIB_PKEYS;
@@ -287,6 +287,9 @@ static int softib_counters_show(struct seq_file *m, void *unused)
 		{ "drop_qkey", &c->drop_qkey },
 		{ "drop_no_recv", &c->drop_no_recv },
 		{ "drop_len", &c->drop_len },
+		{ "drop_seq", &c->drop_seq },
+		{ "rnr_naks", &c->rnr_naks },
+		{ "retransmits", &c->retransmits },
 		{ "cq_overflow", &c->cq_overflow },
 		{ "bad_mad", &c->bad_mad },
 	};

@@ -4,7 +4,7 @@
  * when it is posted, so it completes at once and the send queue never
  * holds work; a receive waits in its ring until a packet consumes it.
  * This device uses virtual DMA (no dma_device): addresses in SGEs are
- * kernel virtual addresses. Datagram QPs only (UD, SMI, GSI) for now.
+ * kernel virtual addresses. RC and UC live in softib_rc.c.
  */
 #include <linux/slab.h>
 #include <linux/log2.h>
@@ -49,6 +49,19 @@ int softib_rq_take(struct softib_rq *rq, struct softib_rwqe *wqe)
 	return 0;
 }
 
+/* The next receive of @qp (its rq.lock held): its own or its SRQ's */
+int softib_take_recv(struct softib_qp *qp, struct softib_rwqe *wqe)
+{
+	int err;
+
+	if (!qp->srq)
+		return softib_rq_take(&qp->rq, wqe);
+	spin_lock(&qp->srq->rq.lock);
+	err = softib_rq_take(&qp->srq->rq, wqe);
+	spin_unlock(&qp->srq->rq.lock);
+	return err;
+}
+
 /* QP in ERR (its rq->lock held): its own receives complete flushed */
 static void softib_rq_flush(struct softib_qp *qp)
 {
@@ -65,7 +78,7 @@ static void softib_rq_flush(struct softib_qp *qp)
 	}
 }
 
-static void softib_qp_event(struct softib_qp *qp, enum ib_event_type type)
+void softib_qp_event(struct softib_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -91,6 +104,8 @@ static int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_SMI:
 	case IB_QPT_GSI:
 	case IB_QPT_UD:
+	case IB_QPT_RC:
+	case IB_QPT_UC:
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -117,6 +132,11 @@ static int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			return err;
 	}
+	err = softib_rc_init(qp, init->cap.max_send_wr);
+	if (err) {
+		kvfree(qp->rq.ring);
+		return err;
+	}
 	if (init->qp_type == IB_QPT_SMI || init->qp_type == IB_QPT_GSI) {
 		qpn = init->qp_type == IB_QPT_SMI ? 0 : 1;
 		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
@@ -127,6 +147,7 @@ static int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = err < 0 ? err : 0;
 	}
 	if (err) {
+		softib_rc_destroy(qp);
 		kvfree(qp->rq.ring);
 		return err;
 	}
@@ -139,6 +160,7 @@ static int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct softib_qp *qp = to_sqp(ibqp);
 
 	softib_qp_unlink(to_sdev(ibqp->device), qp);
+	softib_rc_destroy(qp);
 	kvfree(qp->rq.ring);
 	return 0;
 }
@@ -164,17 +186,43 @@ static int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->pkey_index = attr->pkey_index;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
-	if (mask & IB_QP_SQ_PSN)
-		qp->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_SQ_PSN) {
+		qp->sq_psn = attr->sq_psn & SOFTIB_PSN_MASK;
+		qp->next_psn = qp->sq_psn;
+	}
+	if (mask & IB_QP_RQ_PSN)
+		qp->epsn = attr->rq_psn & SOFTIB_PSN_MASK;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_AV) {
+		qp->dlid = rdma_ah_get_dlid(&attr->ah_attr);
+		qp->sl = rdma_ah_get_sl(&attr->ah_attr);
+		qp->path_bits = rdma_ah_get_path_bits(&attr->ah_attr);
+	}
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY) {
+		qp->rnr_retry = attr->rnr_retry;
+		qp->rnr_left = attr->rnr_retry;
+	}
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_STATE) {
 		qp->state = next;
-		if (next == IB_QPS_RESET && !qp->srq)
-			qp->rq.tail = qp->rq.head;	/* no completions */
+		if (next == IB_QPS_RESET) {
+			if (!qp->srq)
+				qp->rq.tail = qp->rq.head; /* no completions */
+			qp->comm_est = false;
+			softib_rc_flush(qp);
+		}
 		if (next == IB_QPS_ERR && cur != IB_QPS_ERR) {
 			if (qp->srq)
 				last_wqe = true;
 			else
 				softib_rq_flush(qp);
+			softib_rc_flush(qp);
 		}
 	}
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
@@ -182,6 +230,14 @@ static int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (last_wqe)
 		softib_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	return 0;
+}
+
+/* A transport error (RC): the QP goes to ERR as if modified to it */
+void softib_qp_error(struct softib_qp *qp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	softib_modify_qp(&qp->ibqp, &attr, IB_QP_STATE, NULL);
 }
 
 static int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -197,6 +253,12 @@ static int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->qkey = qp->qkey;
 	attr->port_num = qp->port;
 	attr->sq_psn = qp->sq_psn;
+	attr->rq_psn = qp->epsn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->min_rnr_timer = qp->min_rnr_timer;
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_wr = qp->rq.max_wr;
@@ -314,7 +376,10 @@ static int softib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int err;
 
 	for (; wr; wr = wr->next) {
-		err = softib_send_one(qp, wr);
+		if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
+			err = softib_rc_post(qp, wr);
+		else
+			err = softib_send_one(qp, wr);
 		if (err) {
 			*bad = wr;
 			return err;

@@ -106,51 +106,40 @@ bad_pkey:
 	return &port->stats.drop_pkey;
 }
 
-static int softib_copy_out(const struct softib_rwqe *wqe,
-			   const struct softib_pkt *pkt)
+/*
+ * Scatter @pkt into @wqe's buffers after @hdr bytes: a datagram's first
+ * 40 hold its GRH, written only if it came with one (IBA 11.4.1.2).
+ */
+int softib_copy_out(const struct softib_rwqe *wqe, const struct softib_pkt *pkt,
+		    u32 hdr)
 {
-	u32 room = 0, need = sizeof(struct ib_grh) + pkt->len, off = 0;
-	const u8 *src;
-	u32 i, n;
+	u32 room = 0, need = hdr + pkt->len, off = 0;
+	u32 i, n, done, chunk;
+	u8 *dst;
 
 	for (i = 0; i < wqe->num_sge; i++)
 		room += wqe->sge[i].length;
 	if (room < need)
 		return -EMSGSIZE;
-	/* a datagram's first 40 bytes hold the GRH, or nothing (IBA 11.4.1.2) */
 	for (i = 0; i < wqe->num_sge && off < need; i++) {
-		u8 *dst = (u8 *)(uintptr_t)wqe->sge[i].addr;
-		u32 done = 0;
-
-		while (done < wqe->sge[i].length && off < need) {
-			if (off < sizeof(struct ib_grh)) {
-				src = (const u8 *)&pkt->grh + off;
-				n = sizeof(struct ib_grh) - off;
+		dst = (u8 *)(uintptr_t)wqe->sge[i].addr;
+		n = min(wqe->sge[i].length, need - off);
+		for (done = 0; done < n; done += chunk) {
+			if (off + done < hdr) {
+				chunk = min(n - done, hdr - off - done);
+				if (pkt->has_grh)
+					memcpy(dst + done,
+					       (const u8 *)&pkt->grh + off + done,
+					       chunk);
 			} else {
-				src = pkt->data + off - sizeof(struct ib_grh);
-				n = need - off;
+				chunk = n - done;
+				memcpy(dst + done,
+				       pkt->data + off + done - hdr, chunk);
 			}
-			n = min(n, wqe->sge[i].length - done);
-			if (off >= sizeof(struct ib_grh) || pkt->has_grh)
-				memcpy(dst + done, src, n);
-			done += n;
-			off += n;
 		}
+		off += n;
 	}
 	return 0;
-}
-
-/* The next receive of @qp (its rq.lock held): its own or its SRQ's */
-static int softib_take_recv(struct softib_qp *qp, struct softib_rwqe *wqe)
-{
-	int err;
-
-	if (!qp->srq)
-		return softib_rq_take(&qp->rq, wqe);
-	spin_lock(&qp->srq->rq.lock);
-	err = softib_rq_take(&qp->srq->rq, wqe);
-	spin_unlock(&qp->srq->rq.lock);
-	return err;
 }
 
 /* One datagram to one QP (deliver_lock held) */
@@ -199,7 +188,7 @@ static void softib_deliver_qp(struct softib_dev *sdev, struct softib_qp *qp,
 		return;
 	}
 	wc.wr_id = wqe.wr_id;
-	if (softib_copy_out(&wqe, pkt)) {
+	if (softib_copy_out(&wqe, pkt, sizeof(struct ib_grh))) {
 		wc.status = IB_WC_LOC_LEN_ERR;
 		atomic64_inc(&port->stats.drop_len);
 	} else {
@@ -219,6 +208,17 @@ static struct softib_group *softib_group_find(struct softib_dev *sdev,
 		if (g->mlid == mlid && !memcmp(&g->mgid, mgid, sizeof(*mgid)))
 			return g;
 	return NULL;
+}
+
+/* An RC response for requester @qp, if it is from its responder */
+static void softib_deliver_response(struct softib_dev *sdev,
+				    struct softib_qp *qp,
+				    const struct softib_pkt *pkt)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC && pkt->sqpn == qp->dest_qpn)
+		softib_rc_response(qp, pkt);
+	else
+		atomic64_inc(&sdev->port.stats.drop_qpn);
 }
 
 static void softib_deliver(struct softib_dev *sdev, struct softib_pkt *pkt)
@@ -243,7 +243,7 @@ static void softib_deliver(struct softib_dev *sdev, struct softib_pkt *pkt)
 
 	spin_lock_bh(&sdev->deliver_lock);
 	if (softib_lid_mcast(pkt->dlid)) {
-		g = pkt->has_grh && pkt->dqpn == 0xffffff ?
+		g = pkt->op == SOFTIB_OP_DATAGRAM && pkt->has_grh && pkt->dqpn == 0xffffff ?
 		    softib_group_find(sdev, &pkt->grh.dgid, pkt->dlid) : NULL;
 		if (!g)
 			atomic64_inc(&port->stats.drop_dlid);
@@ -255,8 +255,14 @@ static void softib_deliver(struct softib_dev *sdev, struct softib_pkt *pkt)
 		atomic64_inc(&port->stats.drop_dlid);
 	} else {
 		qp = xa_load(&sdev->qps, pkt->dqpn);
-		if (qp && (qp->ibqp.qp_type == IB_QPT_UD ||
-			   pkt->dqpn <= 1))
+		if (!qp)
+			atomic64_inc(&port->stats.drop_qpn);
+		else if (pkt->op == SOFTIB_OP_RC_SEND ||
+			 pkt->op == SOFTIB_OP_UC_SEND)
+			softib_rc_recv(sdev, qp, pkt);
+		else if (pkt->op != SOFTIB_OP_DATAGRAM)
+			softib_deliver_response(sdev, qp, pkt);
+		else if (qp->ibqp.qp_type == IB_QPT_UD || pkt->dqpn <= 1)
 			softib_deliver_qp(sdev, qp, pkt);
 		else
 			atomic64_inc(&port->stats.drop_qpn);
