@@ -143,6 +143,24 @@ check "... over an RC connection (debugfs: live)" \
 check "connected: iperf3 TCP" throughput connected
 sed 's/^/# softib1: /' /sys/kernel/debug/softib/softib1
 
+# Bad SMPs from userspace (umad): answered with an error status and
+# counted, the ports stay ACTIVE and traffic goes on
+bad_mads() {	# bad_mads DEV
+	awk '$1 == "bad_mad" { print $2 }' "/sys/kernel/debug/softib/$1"
+}
+bad0=$(bad_mads softib0) bad1=$(bad_mads softib1)
+smpdump -C softib1 -D 0 0x16 100 >/dev/null 2>&1	# P_Key block 100
+smpdump -C softib1 -D 0 0x14 7 >/dev/null 2>&1	# GUIDInfo block 7
+smpdump -C softib1 -D 0,1 0x18 0x50000 >/dev/null 2>&1	# VLArb part 5
+# ACTIVE -> ARMED is no transition a port takes (IBA 7.2)
+ibportstate -C softib1 -D 0 1 arm >/dev/null 2>&1
+check "bad SMPs: softib1's SMA counted 3 (P_Key block, GUID block, ARMED)" \
+	test "$(($(bad_mads softib1) - bad1))" = 3
+check "bad SMPs: softib0's SMA counted the remote one (VLArb part)" \
+	test "$(($(bad_mads softib0) - bad0))" = 1
+check "... both ports still ACTIVE" both_active
+check "... and traffic goes on" ping -c 2 -i 0.3 -W 5 -s 20000 10.30.0.2
+
 ip link set "$if0" down
 ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
