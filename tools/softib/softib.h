@@ -107,6 +107,7 @@ struct softib_dev {
 	struct work_struct rx_work;
 	spinlock_t event_lock;		/* pending_events */
 	u32 pending_events;		/* BIT(enum ib_event_type) */
+	bool dying;			/* event_lock: no more events */
 	struct work_struct event_work;
 	struct dentry *debugfs;
 };
@@ -131,6 +132,7 @@ struct softib_cq {
 	u32 size;			/* a power of two */
 	u32 head, tail;			/* produced, consumed */
 	enum ib_cq_notify_flags armed;	/* 0: not armed */
+	bool dying;			/* being destroyed: no notify */
 	struct work_struct notify_work;
 };
 
@@ -315,6 +317,8 @@ void softib_rc_recv(struct softib_dev *sdev, struct softib_qp *qp,
 void softib_rc_response(struct softib_qp *qp, const struct softib_pkt *pkt);
 
 /* softib_wire.c */
+void softib_recv_wc(struct ib_wc *wc, struct softib_qp *qp,
+		    const struct softib_pkt *pkt, u32 byte_len);
 int softib_copy_out(const struct softib_rwqe *wqe, const struct softib_pkt *pkt,
 		    u32 hdr);
 void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt);

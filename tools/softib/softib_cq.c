@@ -47,7 +47,7 @@ int softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc)
 	cq->ring[cq->head & (cq->size - 1)] = *wc;
 	cq->head++;
 	/* solicited-only arming wakes on any completion: allowed, simpler */
-	if (cq->armed) {
+	if (cq->armed && !cq->dying) {
 		cq->armed = 0;
 		notify = true;
 	}
@@ -75,11 +75,27 @@ static int softib_create_cq(struct ib_cq *ibcq,
 	return 0;
 }
 
+/*
+ * ib_free_cq() cancels its own work before destroy_cq: no notify may
+ * queue that work again after it (ib_mad's CQs).
+ */
+static int softib_pre_destroy_cq(struct ib_cq *ibcq)
+{
+	struct softib_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->dying = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	cancel_work_sync(&cq->notify_work);
+	return 0;
+}
+
 static int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct softib_cq *cq = to_scq(ibcq);
 
-	cancel_work_sync(&cq->notify_work);
+	softib_pre_destroy_cq(ibcq);
 	kvfree(cq->ring);
 	return 0;
 }
@@ -114,6 +130,7 @@ static int softib_req_notify_cq(struct ib_cq *ibcq,
 
 const struct ib_device_ops softib_cq_ops = {
 	.create_cq = softib_create_cq,
+	.pre_destroy_cq = softib_pre_destroy_cq,
 	.destroy_cq = softib_destroy_cq,
 	.poll_cq = softib_poll_cq,
 	.req_notify_cq = softib_req_notify_cq,

@@ -68,9 +68,11 @@ void softib_port_event(struct softib_dev *sdev, enum ib_event_type type)
 	unsigned long flags;
 
 	spin_lock_irqsave(&sdev->event_lock, flags);
-	sdev->pending_events |= BIT(type);
+	if (!sdev->dying) {
+		sdev->pending_events |= BIT(type);
+		queue_work(system_unbound_wq, &sdev->event_work);
+	}
 	spin_unlock_irqrestore(&sdev->event_lock, flags);
-	queue_work(system_unbound_wq, &sdev->event_work);
 }
 
 static int softib_query_device(struct ib_device *ibdev,
@@ -362,8 +364,13 @@ static void softib_cable(struct softib_dev *a, struct softib_dev *b,
 
 static void softib_remove(struct softib_dev *sdev)
 {
-	ib_unregister_device(&sdev->ibdev);
+	debugfs_remove(sdev->debugfs);
+	/* no event may reach ib_core's work queue once it is flushed */
+	spin_lock_irq(&sdev->event_lock);
+	sdev->dying = true;
+	spin_unlock_irq(&sdev->event_lock);
 	cancel_work_sync(&sdev->event_work);
+	ib_unregister_device(&sdev->ibdev);
 	softib_wire_flush(sdev);
 	WARN_ON(!xa_empty(&sdev->qps));
 	xa_destroy(&sdev->qps);
@@ -413,8 +420,8 @@ static int __init softib_init(void)
 			goto fail;
 		}
 		softib_devs[i] = sdev;
-		debugfs_create_file(name, 0444, softib_debugfs, sdev,
-				    &softib_counters_fops);
+		sdev->debugfs = debugfs_create_file(name, 0444, softib_debugfs,
+						    sdev, &softib_counters_fops);
 	}
 	for (i = 0; i < devices; i += 2)
 		softib_cable(softib_devs[i], softib_devs[i + 1], true);

@@ -210,7 +210,7 @@ static int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		qp->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_STATE) {
-		qp->state = next;
+		WRITE_ONCE(qp->state, next);
 		if (next == IB_QPS_RESET) {
 			if (!qp->srq)
 				qp->rq.tail = qp->rq.head; /* no completions */

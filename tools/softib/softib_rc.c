@@ -196,8 +196,7 @@ int softib_rc_post(struct softib_qp *qp, const struct ib_send_wr *wr)
 	bool first;
 	int i;
 
-	if (wr->num_sge > qp->max_send_sge ||
-	    (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM))
+	if (wr->num_sge > qp->max_send_sge)
 		return -EINVAL;
 	one.wr_id = wr->wr_id;
 	one.opcode = wr->opcode;
@@ -213,7 +212,8 @@ int softib_rc_post(struct softib_qp *qp, const struct ib_send_wr *wr)
 		softib_rc_done(qp, &one, IB_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	if (state != IB_QPS_RTS)
+	if (state != IB_QPS_RTS ||
+	    (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM))
 		return -EINVAL;
 	if (one.len > SOFTIB_MAX_MSG) {
 		softib_rc_done(qp, &one, IB_WC_LOC_LEN_ERR);
@@ -226,14 +226,24 @@ int softib_rc_post(struct softib_qp *qp, const struct ib_send_wr *wr)
 		one.psn = qp->next_psn;
 		qp->next_psn = (qp->next_psn + 1) & SOFTIB_PSN_MASK;
 		pkt = softib_rc_pkt(qp, &one);
+		/* without memory it is lost, as UC may lose it */
 		if (pkt)
 			softib_wire_send(port, pkt);
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		softib_rc_done(qp, &one, IB_WC_SUCCESS);
-		return pkt ? 0 : -ENOMEM;
+		return 0;
 	}
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
+	/* modify_qp sets the state before it flushes under sq_lock */
+	state = READ_ONCE(qp->state);
+	if (state != IB_QPS_RTS) {
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (state != IB_QPS_ERR && state != IB_QPS_SQE)
+			return -EINVAL;
+		softib_rc_done(qp, &one, IB_WC_WR_FLUSH_ERR);
+		return 0;
+	}
 	if (qp->sq_head - qp->sq_tail >= qp->max_send_wr) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -ENOMEM;
@@ -342,19 +352,7 @@ void softib_rc_recv(struct softib_dev *sdev, struct softib_qp *qp,
 	unsigned long flags;
 	bool est = false;
 	bool pkey_ok;
-	struct ib_wc wc = {
-		.status = IB_WC_SUCCESS,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-		.src_qp = pkt->sqpn,
-		.slid = pkt->slid,
-		.sl = pkt->sl,
-		.port_num = 1,
-		.byte_len = pkt->len,
-		.pkey_index = qp->pkey_index,
-		.wc_flags = pkt->has_imm ? IB_WC_WITH_IMM : 0,
-		.ex.imm_data = pkt->imm,
-	};
+	struct ib_wc wc;
 
 	if (qp->ibqp.qp_type != (rc ? IB_QPT_RC : IB_QPT_UC)) {
 		atomic64_inc(&port->stats.drop_qpn);
@@ -397,6 +395,7 @@ void softib_rc_recv(struct softib_dev *sdev, struct softib_qp *qp,
 		}
 		goto out;
 	}
+	softib_recv_wc(&wc, qp, pkt, pkt->len);
 	wc.wr_id = wqe.wr_id;
 	if (softib_copy_out(&wqe, pkt, 0)) {
 		wc.status = IB_WC_LOC_LEN_ERR;

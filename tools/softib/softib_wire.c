@@ -47,13 +47,14 @@ void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt)
 		if (!local || softib_lid_mcast(pkt->dlid))
 			to = from->peer;
 	}
-	spin_unlock_irqrestore(&from->lock, flags);
 	if (!to && !local) {
+		spin_unlock_irqrestore(&from->lock, flags);
 		atomic64_inc(&from->stats.drop_link);
 		kfree(pkt);
 		return;
 	}
 	atomic64_inc(&from->stats.tx_packets);
+	/* under from->lock: the cable is not pulled meanwhile */
 	if (to && local) {
 		copy = kmemdup(pkt, struct_size(pkt, data, pkt->len),
 			       GFP_ATOMIC);
@@ -63,9 +64,11 @@ void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt)
 			atomic64_inc(&from->stats.drop_link);
 	} else if (to) {
 		softib_wire_queue(to->sdev, pkt);
-		return;
+		pkt = NULL;
 	}
-	softib_wire_queue(from->sdev, pkt);
+	if (pkt)
+		softib_wire_queue(from->sdev, pkt);
+	spin_unlock_irqrestore(&from->lock, flags);
 }
 
 /*
@@ -142,6 +145,24 @@ int softib_copy_out(const struct softib_rwqe *wqe, const struct softib_pkt *pkt,
 	return 0;
 }
 
+/* The receive completion of @pkt at @qp, but for its wr_id */
+void softib_recv_wc(struct ib_wc *wc, struct softib_qp *qp,
+		    const struct softib_pkt *pkt, u32 byte_len)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->status = IB_WC_SUCCESS;
+	wc->opcode = IB_WC_RECV;
+	wc->qp = &qp->ibqp;
+	wc->src_qp = pkt->sqpn;
+	wc->slid = pkt->slid;
+	wc->sl = pkt->sl;
+	wc->port_num = 1;
+	wc->byte_len = byte_len;
+	wc->pkey_index = qp->pkey_index;
+	wc->wc_flags = pkt->has_imm ? IB_WC_WITH_IMM : 0;
+	wc->ex.imm_data = pkt->imm;
+}
+
 /* One datagram to one QP (deliver_lock held) */
 static void softib_deliver_qp(struct softib_dev *sdev, struct softib_qp *qp,
 			      const struct softib_pkt *pkt)
@@ -151,17 +172,9 @@ static void softib_deliver_qp(struct softib_dev *sdev, struct softib_qp *qp,
 	atomic64_t *drop;
 	unsigned long flags;
 	u16 pkey_index;
-	struct ib_wc wc = {
-		.status = IB_WC_SUCCESS,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-		.src_qp = pkt->sqpn,
-		.slid = pkt->slid,
-		.sl = pkt->sl,
-		.port_num = 1,
-		.byte_len = sizeof(struct ib_grh) + pkt->len,
-	};
+	struct ib_wc wc;
 
+	softib_recv_wc(&wc, qp, pkt, sizeof(struct ib_grh) + pkt->len);
 	spin_lock_irqsave(&port->lock, flags);
 	drop = softib_keys_fail(port, qp, pkt, &pkey_index);
 	wc.dlid_path_bits = pkt->dlid & ((1 << port->lmc) - 1);
@@ -171,9 +184,8 @@ static void softib_deliver_qp(struct softib_dev *sdev, struct softib_qp *qp,
 		return;
 	}
 	wc.pkey_index = pkey_index;
-	wc.wc_flags = (pkt->has_grh ? IB_WC_GRH : 0) |
-		      (pkt->has_imm ? IB_WC_WITH_IMM : 0);
-	wc.ex.imm_data = pkt->imm;
+	if (pkt->has_grh)
+		wc.wc_flags |= IB_WC_GRH;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS) {
@@ -294,10 +306,14 @@ void softib_wire_flush(struct softib_dev *sdev)
 {
 	struct softib_pkt *pkt, *n;
 
+	LIST_HEAD(gone);
+
 	cancel_work_sync(&sdev->rx_work);
-	list_for_each_entry_safe(pkt, n, &sdev->rx_queue, node)
+	spin_lock_irq(&sdev->rx_lock);
+	list_splice_init(&sdev->rx_queue, &gone);
+	spin_unlock_irq(&sdev->rx_lock);
+	list_for_each_entry_safe(pkt, n, &gone, node)
 		kfree(pkt);
-	INIT_LIST_HEAD(&sdev->rx_queue);
 }
 
 int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
