@@ -10,7 +10,7 @@
 # iperf3 in datagram mode over the SA's path (which debugfs shows as the
 # SA gave it) and in connected mode over an RC connection set up by ib_cm.
 GUESTS=1
-VM_SMP=2
+VM_SMP=1
 VM_TIMEOUT=240
 SOFTIB=1
 . "$(dirname "$0")/lib.sh"
