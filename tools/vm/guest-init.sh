@@ -147,18 +147,6 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo "guest-init: kmemleak baseline at $(uptime_s) s"
 fi
 
-# With more than one vCPU, QEMU's multi-threaded TCG can run a stale int3
-# left by the kernel's live patching of a static branch on another vCPU
-# ("Oops: int3" in netif_receive_skb_list_internal, seen when the last
-# ping exited and netstamp_needed_key went off). Hold one socket with
-# receive timestamps for the guest's life, so that this key never flips.
-if [ "$(nproc)" -gt 1 ]; then
-	python3 -c 'import socket, signal
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMP, 1)
-signal.pause()' </dev/null >/dev/null 2>&1 &
-fi
-
 echo "guest-init: running $VM_SCRIPT as $ROLE at $(uptime_s) s"
 cd "$VM_CWD" || cd /
 bash "$VM_SCRIPT" </dev/null 2>&1 | tee "/shared/$ROLE.out"

@@ -267,8 +267,14 @@ start_guest() {
 	mac=$(printf '52:54:00:12:34:%02x' $((idx + 1)))
 	# q35: with the default i440fx machine, enabling each ACPI PCI
 	# interrupt link (LNKB..LNKD) takes ~2 s under TCG; q35 boots ~6 s faster.
+	# thread=single: with one host thread per vCPU (thread=multi), QEMU 7.2
+	# can keep a translation of code another vCPU is patching; the guest
+	# then hits a stale int3 after a static key flip and panics (seen in
+	# sched_clock_tick at boot, netif_receive_skb_list_internal under
+	# ping). One thread runs the vCPUs in turn, so a write to code and its
+	# translation never overlap.
 	qemu-system-x86_64 -name "ipoib-vm-$role" -machine "$machine" \
-		-accel tcg,thread=multi -cpu max -m 1024 -smp "$smp" \
+		-accel tcg,thread=single -cpu max -m 1024 -smp "$smp" \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$out/console-$role.log" \
 		-kernel "$kernel" -initrd "$initrd" \
