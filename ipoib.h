@@ -270,6 +270,7 @@ enum ipoib_mcast_state {
 	IPOIB_MCAST_IDLE,	/* not joined; join when due */
 	IPOIB_MCAST_JOINING,	/* fabric join in flight */
 	IPOIB_MCAST_JOINED,	/* attached (full member) and ah valid */
+	IPOIB_MCAST_REJOINING,	/* the SA lost it: joining again, still used */
 	IPOIB_MCAST_FAILED,	/* retry at retry_at */
 	IPOIB_MCAST_LEAVING,	/* gone from the wanted set */
 };
@@ -283,6 +284,7 @@ struct ipoib_mcast {
 	bool sendonly;			/* joined for sending only */
 	bool wanted;			/* in the device's multicast list */
 	bool attached;			/* QP attached (full member) */
+	bool rejoin;			/* lost on the SA; waits for the link */
 	unsigned int backoff;		/* seconds, capped */
 	unsigned long retry_at;
 	unsigned long created;
@@ -290,10 +292,21 @@ struct ipoib_mcast {
 	struct ipoib_ah *ah;
 	struct sk_buff_head queue;	/* waiting for a send-only join */
 	struct ipoib_mcast_params params;
+	/*
+	 * What the last completed join gave (the MLID attached, for a
+	 * rejoin and the detach; debugfs). Under mcast_lock.
+	 */
+	struct {
+		u32 qkey;
+		unsigned int mtu;
+		u16 mlid;
+		u8 rate;		/* enum ib_rate */
+	} joined;
 	void *fabric_priv;		/* owned by the fabric */
 	/* set by ipoib_mcast_joined(), consumed by the multicast work */
 	bool join_done;
 	int join_status;
+	bool join_lost;			/* the SA lost it (-ENETRESET) */
 };
 
 /*

@@ -222,8 +222,9 @@ static int ipoib_qp_to(struct ipoib_dev *priv, enum ib_qp_state state)
  * RFC 4391 s9.1.2: the Q_Key of the broadcast group MUST be used for all
  * traffic of the link; the QP's Q_Key is what receives are checked
  * against, and what a send with a controlled Q_Key (high bit set) carries.
- * Called with the group's Q_Key before the carrier goes on (under
- * mcast_mutex); a UD QP in RTS takes a new Q_Key in place.
+ * Called with the group's Q_Key when it is joined, or joined again after
+ * the SA lost it (under mcast_mutex); a UD QP in RTS takes a new Q_Key
+ * in place.
  */
 int ipoib_ib_set_qkey(struct ipoib_dev *priv, u32 qkey)
 {

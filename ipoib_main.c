@@ -790,12 +790,15 @@ static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
 		ipoib_mcast_port_event(priv);
 		break;
 	case IB_EVENT_LID_CHANGE:
-		/* path records name LIDs: resolve again (in priv->wq) */
-		ipoib_path_flush_soon(priv);
-		break;
 	case IB_EVENT_CLIENT_REREGISTER:
 	case IB_EVENT_SM_CHANGE:
-		/* paths stay valid; memberships: ib_sa, as above */
+		/*
+		 * Path records name LIDs, ours and the peers': resolve them
+		 * again (in priv->wq). A new SM may have moved a peer's
+		 * LID, which raises no event here, only a reregister.
+		 * Memberships: ib_sa, as above.
+		 */
+		ipoib_path_flush_soon(priv);
 		break;
 	case IB_EVENT_PKEY_CHANGE:
 		/* a partition may have appeared, gone or moved */

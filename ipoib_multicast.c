@@ -82,8 +82,13 @@ void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
 	struct ipoib_dev *priv = mc->priv;
 
 	spin_lock_bh(&priv->mcast_lock);
-	mc->join_status = status;
-	mc->join_done = true;
+	if (status == -ENETRESET) {
+		/* the SA lost a membership: apart from a join's result */
+		mc->join_lost = true;
+	} else {
+		mc->join_status = status;
+		mc->join_done = true;
+	}
 	spin_unlock_bh(&priv->mcast_lock);
 	ipoib_mcast_schedule(priv, 0);
 }
@@ -96,7 +101,7 @@ static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 
 	if (mc->attached) {
 		ib_detach_mcast(priv->qp, (union ib_gid *)mc->mgid,
-				mc->params.mlid);
+				mc->joined.mlid);
 		mc->attached = false;
 	}
 	priv->fabric->mcast_leave(priv, mc);
@@ -104,7 +109,10 @@ static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 	spin_lock_bh(&priv->mcast_lock);
 	ah = mc->ah;
 	mc->ah = NULL;
+	memset(&mc->joined, 0, sizeof(mc->joined));
 	mc->join_done = false;
+	mc->join_lost = false;
+	mc->rejoin = false;
 	spin_unlock_bh(&priv->mcast_lock);
 	/* transmit may still hold the old pointer under RCU */
 	ipoib_ah_put_deferred(ah);
@@ -125,10 +133,15 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		      status, mc->backoff);
 }
 
+/*
+ * A join's result put to use: the Q_Key and MTU of the broadcast group,
+ * the QP attached to the MLID (again, on another one after a rejoin),
+ * a new address handle for transmit.
+ */
 static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
 				     struct ipoib_mcast *mc)
 {
-	struct ipoib_ah *ah;
+	struct ipoib_ah *ah, *old;
 	int ret;
 
 	if (mc == priv->broadcast) {
@@ -136,12 +149,18 @@ static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
 		ret = ipoib_ib_set_qkey(priv, mc->params.qkey);
 		if (ret)
 			return ret;
-		priv->mcast_mtu = mc->params.ib_mtu;
+		/* a rejoin may change it under transmit */
+		WRITE_ONCE(priv->mcast_mtu, mc->params.ib_mtu);
 	}
 	ah = ipoib_ah_create(priv, &mc->params.ah_attr);
 	if (IS_ERR(ah))
 		return PTR_ERR(ah);
-	if (!mc->sendonly) {
+	if (mc->attached && mc->joined.mlid != mc->params.mlid) {
+		ib_detach_mcast(priv->qp, (union ib_gid *)mc->mgid,
+				mc->joined.mlid);
+		mc->attached = false;
+	}
+	if (!mc->sendonly && !mc->attached) {
 		ret = ib_attach_mcast(priv->qp, (union ib_gid *)mc->mgid,
 				      mc->params.mlid);
 		if (ret) {
@@ -151,8 +170,15 @@ static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
 		mc->attached = true;
 	}
 	spin_lock_bh(&priv->mcast_lock);
-	mc->ah = ah;
+	old = mc->ah;
+	/* transmit reads it under RCU (ipoib_mcast_xmit) */
+	smp_store_release(&mc->ah, ah);
+	mc->joined.qkey = mc->params.qkey;
+	mc->joined.mtu = mc->params.ib_mtu;
+	mc->joined.mlid = mc->params.mlid;
+	mc->joined.rate = rdma_ah_get_static_rate(&mc->params.ah_attr);
 	spin_unlock_bh(&priv->mcast_lock);
+	ipoib_ah_put_deferred(old);
 	return 0;
 }
 
@@ -176,6 +202,13 @@ static bool ipoib_mcast_sendonly_idle(const struct ipoib_mcast *mc)
 			  READ_ONCE(mc->last_used) + IPOIB_SENDONLY_IDLE);
 }
 
+/* No fabric join of the group in flight */
+static bool ipoib_mcast_settled(const struct ipoib_mcast *mc)
+{
+	return mc->state != IPOIB_MCAST_JOINING &&
+	       mc->state != IPOIB_MCAST_REJOINING;
+}
+
 /*
  * A send-only group that the multicast list now wants: leave whatever
  * send-only membership there is (or wait for its join to end first: a
@@ -184,7 +217,7 @@ static bool ipoib_mcast_sendonly_idle(const struct ipoib_mcast *mc)
 static void ipoib_mcast_upgrade(struct ipoib_dev *priv,
 				struct ipoib_mcast *mc)
 {
-	if (mc->state == IPOIB_MCAST_JOINING || mc->state == IPOIB_MCAST_JOINED)
+	if (mc->state != IPOIB_MCAST_IDLE && mc->state != IPOIB_MCAST_FAILED)
 		ipoib_mcast_drop_membership(priv, mc);
 	spin_lock_bh(&priv->mcast_lock);
 	mc->sendonly = false;
@@ -199,22 +232,52 @@ static bool ipoib_mcast_link_formed(struct ipoib_dev *priv)
 	return priv->broadcast && priv->broadcast->state == IPOIB_MCAST_JOINED;
 }
 
+/*
+ * The SA lost a membership (SM restart, client reregister, LID change)
+ * but the fabric still routes the group: join again behind the
+ * attachment and address handle in use, so that carrier and traffic go
+ * on (a port that went down dropped them all).
+ * Other groups take the broadcast group's parameters: they wait for it.
+ */
+static void ipoib_mcast_rejoin(struct ipoib_dev *priv, struct ipoib_mcast *mc)
+{
+	int ret;
+
+	if (mc != priv->broadcast && !ipoib_mcast_link_formed(priv))
+		return;
+	mc->rejoin = false;
+	priv->fabric->mcast_leave(priv, mc);
+	mc->state = IPOIB_MCAST_REJOINING;
+	ipoib_mcast_dbg(priv, "joining %pI6 again\n", mc->mgid);
+	atomic_long_inc(&priv->counters.mcast_joins);
+	ret = priv->fabric->mcast_join(priv, mc);
+	if (ret) {
+		ipoib_mcast_drop_membership(priv, mc);
+		ipoib_mcast_fail(priv, mc, ret);
+	}
+}
+
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
 	bool wanted = up && (mc->wanted ||
 			     (mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
 	bool upgrade = up && mc->wanted && mc->sendonly;
-	bool done;
+	bool done, lost;
 	int status, ret;
 
 	spin_lock_bh(&priv->mcast_lock);
 	done = mc->join_done;
 	status = mc->join_status;
+	lost = mc->join_lost;
 	mc->join_done = false;
+	mc->join_lost = false;
 	spin_unlock_bh(&priv->mcast_lock);
+	/* a loss while a join is in flight was of the membership before */
+	if (lost && (mc->state == IPOIB_MCAST_JOINED || done))
+		mc->rejoin = true;
 
-	if (upgrade && (mc->state != IPOIB_MCAST_JOINING || done)) {
+	if (upgrade && (ipoib_mcast_settled(mc) || done)) {
 		ipoib_mcast_upgrade(priv, mc);
 		done = false;
 	}
@@ -242,6 +305,7 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		/* a synchronous fabric has already called joined() */
 		return true;
 	case IPOIB_MCAST_JOINING:
+	case IPOIB_MCAST_REJOINING:
 		if (!wanted) {
 			ipoib_mcast_drop_membership(priv, mc);
 			return false;
@@ -259,18 +323,16 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
 				mc->sendonly ? "send-only" : "full member");
 		ipoib_mcast_flush_queue(mc);
+		if (mc->rejoin)
+			ipoib_mcast_rejoin(priv, mc);
 		return true;
 	case IPOIB_MCAST_JOINED:
 		if (!wanted) {
 			ipoib_mcast_drop_membership(priv, mc);
 			return false;
 		}
-		if (done && status) {
-			/* membership lost (port or SM event): join again */
-			ipoib_mcast_drop_membership(priv, mc);
-			mc->state = IPOIB_MCAST_IDLE;
-			return ipoib_mcast_step(priv, mc, up);
-		}
+		if (mc->rejoin)
+			ipoib_mcast_rejoin(priv, mc);
 		return true;
 	case IPOIB_MCAST_FAILED:
 		if (!wanted)
@@ -365,7 +427,8 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 	struct ipoib_mcast *bc = priv->broadcast;
 	struct net_device *dev = priv->dev;
 
-	if (!up || !bc || bc->state != IPOIB_MCAST_JOINED) {
+	if (!up || !bc || (bc->state != IPOIB_MCAST_JOINED &&
+			   bc->state != IPOIB_MCAST_REJOINING)) {
 		if (netif_carrier_ok(dev))
 			netif_carrier_off(dev);
 		return;
@@ -478,12 +541,17 @@ void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
 {
 	struct ipoib_mcast *mc;
 
+	/* the in-tree driver's fields first, then what the join gave */
 	rcu_read_lock();
-	list_for_each_entry_rcu(mc, &priv->mcasts, list)
-		seq_printf(m, "GID: %pI6c created: %lu queuelen: %u complete: %s send_only: %s\n",
+	list_for_each_entry_rcu(mc, &priv->mcasts, list) {
+		spin_lock_bh(&priv->mcast_lock);
+		seq_printf(m, "GID: %pI6c created: %lu queuelen: %u complete: %s send_only: %s Q_Key: 0x%08x MLID: 0x%04x MTU: %u rate: %u\n",
 			   mc->mgid, mc->created, skb_queue_len(&mc->queue),
-			   READ_ONCE(mc->state) == IPOIB_MCAST_JOINED ?
-			   "yes" : "no", mc->sendonly ? "yes" : "no");
+			   mc->ah ? "yes" : "no", mc->sendonly ? "yes" : "no",
+			   mc->joined.qkey, mc->joined.mlid, mc->joined.mtu,
+			   mc->joined.rate);
+		spin_unlock_bh(&priv->mcast_lock);
+	}
 	rcu_read_unlock();
 }
 
