@@ -48,6 +48,8 @@ enum softib_port_state {
 	SOFTIB_PORT_ACTIVE = 4,
 };
 
+#define SOFTIB_EVENT_KINDS	7
+
 /* what the port counts; shown in debugfs */
 struct softib_counters {
 	atomic64_t tx_packets;
@@ -64,6 +66,9 @@ struct softib_counters {
 	atomic64_t retransmits;		/* RC: sends again after RNR NAK */
 	atomic64_t cq_overflow;
 	atomic64_t bad_mad;		/* SMPs answered with an error status */
+	atomic64_t lost_cm_rtu;		/* lost on purpose: lose_cm_rtu */
+	/* port events dispatched, in softib_main.c's softib_events order */
+	atomic64_t events[SOFTIB_EVENT_KINDS];
 };
 
 struct softib_port {
@@ -92,6 +97,7 @@ struct softib_port {
 	u16 pkey_violations;
 	u16 qkey_violations;
 	struct softib_counters stats;
+	atomic_t lose_cm_rtu;		/* tests: CM RTUs to lose when sent */
 };
 
 struct softib_dev {
@@ -110,6 +116,7 @@ struct softib_dev {
 	bool dying;			/* event_lock: no more events */
 	struct work_struct event_work;
 	struct dentry *debugfs;
+	struct dentry *debugfs_lose;
 };
 
 struct softib_pd {

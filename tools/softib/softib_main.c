@@ -19,16 +19,24 @@ MODULE_PARM_DESC(devices, "softib devices, one port each, cabled in pairs (even,
 static struct softib_dev *softib_devs[SOFTIB_MAX_DEVICES];
 static struct dentry *softib_debugfs;
 
-/* the order ULPs expect: a port is gone before its new LID is news */
-static const enum ib_event_type softib_event_order[] = {
-	IB_EVENT_PORT_ERR,
-	IB_EVENT_LID_CHANGE,
-	IB_EVENT_PKEY_CHANGE,
-	IB_EVENT_GID_CHANGE,
-	IB_EVENT_SM_CHANGE,
-	IB_EVENT_CLIENT_REREGISTER,
-	IB_EVENT_PORT_ACTIVE,
+/*
+ * The order ULPs expect: a port is gone before its new LID is news. The
+ * names are debugfs's, for the tests that count events.
+ */
+static const struct {
+	enum ib_event_type type;
+	const char *name;
+} softib_events[] = {
+	{ IB_EVENT_PORT_ERR, "event_port_err" },
+	{ IB_EVENT_LID_CHANGE, "event_lid_change" },
+	{ IB_EVENT_PKEY_CHANGE, "event_pkey_change" },
+	{ IB_EVENT_GID_CHANGE, "event_gid_change" },
+	{ IB_EVENT_SM_CHANGE, "event_sm_change" },
+	{ IB_EVENT_CLIENT_REREGISTER, "event_client_rereg" },
+	{ IB_EVENT_PORT_ACTIVE, "event_port_active" },
 };
+
+static_assert(ARRAY_SIZE(softib_events) == SOFTIB_EVENT_KINDS);
 
 /*
  * Port events leave process_mad first (the SM gets its reply) and are
@@ -55,10 +63,11 @@ static void softib_event_work(struct work_struct *work)
 	spin_unlock_irq(&sdev->port.lock);
 	if (state != SOFTIB_PORT_ACTIVE)
 		pending &= ~BIT(IB_EVENT_PORT_ACTIVE);
-	for (i = 0; i < ARRAY_SIZE(softib_event_order); i++) {
-		if (!(pending & BIT(softib_event_order[i])))
+	for (i = 0; i < ARRAY_SIZE(softib_events); i++) {
+		if (!(pending & BIT(softib_events[i].type)))
 			continue;
-		ev.event = softib_event_order[i];
+		ev.event = softib_events[i].type;
+		atomic64_inc(&sdev->port.stats.events[i]);
 		ib_dispatch_event(&ev);
 	}
 }
@@ -294,15 +303,35 @@ static int softib_counters_show(struct seq_file *m, void *unused)
 		{ "retransmits", &c->retransmits },
 		{ "cq_overflow", &c->cq_overflow },
 		{ "bad_mad", &c->bad_mad },
+		{ "lost_cm_rtu", &c->lost_cm_rtu },
 	};
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(rows); i++)
 		seq_printf(m, "%-14s %lld\n", rows[i].name,
 			   atomic64_read(rows[i].v));
+	for (i = 0; i < ARRAY_SIZE(softib_events); i++)
+		seq_printf(m, "%-14s %lld\n", softib_events[i].name,
+			   atomic64_read(&c->events[i]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(softib_counters);
+
+static int softib_lose_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int softib_lose_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_lose_fops, softib_lose_get, softib_lose_set,
+			 "%llu\n");
 
 static struct softib_dev *softib_new(unsigned int index)
 {
@@ -364,6 +393,7 @@ static void softib_cable(struct softib_dev *a, struct softib_dev *b,
 
 static void softib_remove(struct softib_dev *sdev)
 {
+	debugfs_remove(sdev->debugfs_lose);
 	debugfs_remove(sdev->debugfs);
 	/* no event may reach ib_core's work queue once it is flushed */
 	spin_lock_irq(&sdev->event_lock);
@@ -422,6 +452,12 @@ static int __init softib_init(void)
 		softib_devs[i] = sdev;
 		sdev->debugfs = debugfs_create_file(name, 0444, softib_debugfs,
 						    sdev, &softib_counters_fops);
+		/* the lost-RTU test (COMM_EST) writes how many to lose */
+		strlcat(name, "_lose_cm_rtu", sizeof(name));
+		sdev->debugfs_lose =
+			debugfs_create_file_unsafe(name, 0644, softib_debugfs,
+						   &sdev->port.lose_cm_rtu,
+						   &softib_lose_fops);
 	}
 	for (i = 0; i < devices; i += 2)
 		softib_cable(softib_devs[i], softib_devs[i + 1], true);

@@ -8,6 +8,8 @@
  * port.
  */
 #include <linux/slab.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_mad.h>
 #include "softib.h"
 
 /* The port's state as a sender, for a packet to @dqpn */
@@ -28,6 +30,18 @@ static void softib_wire_queue(struct softib_dev *to, struct softib_pkt *pkt)
 	queue_work(system_unbound_wq, &to->rx_work);
 }
 
+/* A CM RTU (IBA 12.6.7) that a test asked the port to lose */
+static bool softib_lose(struct softib_port *port, const struct softib_pkt *pkt)
+{
+	const struct ib_mad_hdr *mad = (const struct ib_mad_hdr *)pkt->data;
+
+	if (pkt->dqpn != 1 || pkt->len < sizeof(*mad) ||
+	    mad->mgmt_class != IB_MGMT_CLASS_CM ||
+	    mad->attr_id != CM_RTU_ATTR_ID)
+		return false;
+	return atomic_dec_if_positive(&port->lose_cm_rtu) >= 0;
+}
+
 /* Put @pkt on the cable (takes it): any context. */
 void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt)
 {
@@ -36,6 +50,12 @@ void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt)
 	unsigned long flags;
 	bool local = false;
 
+	if (unlikely(atomic_read(&from->lose_cm_rtu)) &&
+	    softib_lose(from, pkt)) {
+		atomic64_inc(&from->stats.lost_cm_rtu);
+		kfree(pkt);
+		return;
+	}
 	spin_lock_irqsave(&from->lock, flags);
 	if (softib_may_send(from, pkt->dqpn)) {
 		u16 mask = ~((1 << from->lmc) - 1);
