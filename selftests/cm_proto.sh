@@ -34,9 +34,10 @@ barrier configured
 
 # --- one real connection, captured --------------------------------------
 if [ "$ROLE" = A ]; then
-	tcpdump -U -ni eth0 -w /tmp/cm.pcap udp port 4791 2>/dev/null &
+	rm -f /tmp/cm.err
+	tcpdump -U -ni eth0 -w /tmp/cm.pcap udp port 4791 2>/tmp/cm.err &
 	tpid=$!
-	sleep 2
+	wait_until 10 grep -q 'listening on' /tmp/cm.err
 	check "ping B with 20000 octets (connects)" \
 		ping -c 2 -W 5 -s 20000 10.20.0.2
 	sleep 1

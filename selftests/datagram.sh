@@ -58,9 +58,11 @@ peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier iperf-listening
 if [ "$ROLE" = A ]; then
-	tcpdump -ni "$ifc" -c 5 icmp >/tmp/ib.pcap.txt 2>/dev/null &
-	tcpdump -ni eth0 -c 20 -w /tmp/eth0.pcap udp port 4791 2>/dev/null &
-	sleep 2
+	rm -f /tmp/ib.err /tmp/eth0.err
+	tcpdump -ni "$ifc" -c 5 icmp >/tmp/ib.pcap.txt 2>/tmp/ib.err &
+	tcpdump -ni eth0 -c 20 -w /tmp/eth0.pcap udp port 4791 2>/tmp/eth0.err &
+	wait_until 10 grep -q 'listening on' /tmp/ib.err
+	wait_until 10 grep -q 'listening on' /tmp/eth0.err
 	ping -c 5 -i 0.2 "10.20.0.$peer" >/dev/null
 	check "iperf3 TCP to B" iperf3 -c "10.20.0.$peer" -t 3
 	wait

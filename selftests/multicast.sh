@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# IP multicast over IPoIB (RFC 4391 s4, s10) with three soft-RoCE guests:
-# a group joined by B reaches B and not C (which is no member); after B
-# leaves, the group is gone from B's ibX_mcg. IPv4 and IPv6. Then port
-# events: B's NIC goes down and up; carrier follows and traffic resumes.
-GUESTS=3
+# IP multicast over IPoIB (RFC 4391 s4, s10) between two soft-RoCE guests:
+# A sends to two groups; B joined one of them and receives it, and
+# receives nothing of the other (it has no such group: its QP is not
+# attached); after B leaves, the group is gone from B's ibX_mcg. IPv4 and
+# IPv6. Then port events: B's NIC goes down and up; carrier follows and
+# traffic resumes.
 VM_TIMEOUT=400
 . "$(dirname "$0")/lib.sh"
 
@@ -19,51 +20,48 @@ mcg=/sys/kernel/debug/ipoib/${ifc}_mcg
 check "debugfs lists the joined broadcast group" \
 	grep -q "GID: ff12:401b:ffff::ffff:ffff .*complete: yes" "$mcg"
 
-# group MGIDs (RFC 4391 s4): low 28 bits of 239.1.2.3, low 80 of ff05::4242
-v4_mgid="ff12:401b:ffff::f01:203"
-v6_mgid="ff12:601b:ffff::4242"
+# group MGIDs (RFC 4391 s4): low 28 bits of 239.1.2.x, low 80 of ff05::424x
+v4_mgid="ff12:401b:ffff::f01:203" v4_other="ff12:401b:ffff::f01:204"
+v6_mgid="ff12:601b:ffff::4242" v6_other="ff12:601b:ffff::4243"
 
-mcast_round() {	# mcast_round GROUP MGID NAME
-	local group=$1 mgid=$2 name=$3
+mcast_round() {	# mcast_round GROUP MGID OTHER OTHER_MGID NAME
+	local group=$1 mgid=$2 other=$3 other_mgid=$4 name=$5
 	case $ROLE in
 	A)
 		wait_for B "$name-ready" 60
-		wait_for C "$name-ready" 60
-		python3 "$mc" send "$group" 5000 "$ifc" 20
+		python3 "$mc" send "$group" 5000 "$ifc" 20 &
+		python3 "$mc" send "$other" 5001 "$ifc" 20
+		wait
 		signal "$name-sent"
 		;;
 	B)
 		python3 "$mc" recv "$group" 5000 "$ifc" 25 >/tmp/rx.$name &
-		wait_until 10 grep -q ready /tmp/rx.$name
+		python3 "$mc" recv "$other" 5001 "$ifc" 25 --no-join \
+			>/tmp/rx-other.$name &
+		check "$name: both receivers ready" wait_until 10 \
+			eval "grep -q ready /tmp/rx.$name && grep -q ready /tmp/rx-other.$name"
 		check "$name: group joined on the fabric" \
 			wait_until $((10 * VM_SLOW)) grep -q "GID: $mgid .*complete: yes" "$mcg"
 		signal "$name-ready"
 		wait_for A "$name-sent" 60
-		kill %1 2>/dev/null; wait
+		kill %1 %2 2>/dev/null; wait
 		log "$name: member received $(grep -c '^rx' /tmp/rx.$name) of 20"
 		check "$name: the member receives the group's traffic" \
 			test "$(grep -c '^rx' /tmp/rx.$name)" -ge 15
+		check "$name: a group not joined is not in ibX_mcg" \
+			sh -c "! grep -q 'GID: $other_mgid' $mcg"
+		check "$name: ... and none of its traffic arrives" \
+			test "$(grep -c '^rx' /tmp/rx-other.$name)" = 0
 		check "$name: after the leave the group is gone" \
 			wait_until 10 sh -c "! grep -q 'GID: $mgid' $mcg"
-		;;
-	C)
-		python3 "$mc" recv "$group" 5000 "$ifc" 25 --no-join >/tmp/rx.$name &
-		wait_until 10 grep -q ready /tmp/rx.$name
-		signal "$name-ready"
-		wait_for A "$name-sent" 60
-		kill %1 2>/dev/null; wait
-		check "$name: the non-member has no such group" \
-			sh -c "! grep -q 'GID: $mgid' $mcg"
-		check "$name: the non-member receives nothing" \
-			test "$(grep -c '^rx' /tmp/rx.$name)" = 0
 		;;
 	esac
 	barrier "$name-done"
 }
 
 barrier configured
-mcast_round 239.1.2.3 "$v4_mgid" ipv4
-mcast_round ff05::4242 "$v6_mgid" ipv6
+mcast_round 239.1.2.3 "$v4_mgid" 239.1.2.4 "$v4_other" ipv4
+mcast_round ff05::4242 "$v6_mgid" ff05::4243 "$v6_other" ipv6
 
 # Port events: B's NIC goes down and comes back under ping from A.
 case $ROLE in
