@@ -14,41 +14,23 @@ VM_SMP=1
 VM_TIMEOUT=240
 SOFTIB=1
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ib_lib.sh"
 
-sib=$IPOIB_TOP/build/$(uname -r)/softib/softib.ko
-guid0=0x0200534200000001
-guid1=0x0200534200000101
-sysib=/sys/class/infiniband
-
-port_state() {	# port_state DEV: "4: ACTIVE" etc.
-	cat "$sysib/$1/ports/1/state"
-}
-both_active() {
-	port_state softib0 | grep -q ACTIVE &&
-		port_state softib1 | grep -q ACTIVE
-}
-
-check "modprobe ib_umad, ib_core" modprobe ib_umad
-check "insmod softib: two devices" insmod "$sib"
-check "... softib0 and softib1 registered" \
-	wait_until 10 test -e "$sysib/softib1/ports/1/state"
-both_init() {
-	port_state softib0 | grep -q INIT && port_state softib1 | grep -q INIT &&
-		grep -q LinkUp "$sysib/softib1/ports/1/phys_state"
-}
+check "modprobe ib_umad, insmod softib: two devices" softib_load
 check "... cabled: both ports INIT, link up, before any SM" both_init
 check "... link layer InfiniBand" \
 	grep -qx InfiniBand "$sysib/softib0/ports/1/link_layer"
 
 # The SM on softib0's port; the default partition makes the IPoIB
 # broadcast group (ipoib flag), at 4096-byte MTU (mtu=5) and 40 Gb/s (rate=7).
+rm -rf /tmp/osm-*	# a guid2lid file from an earlier test of this boot
 cat >/tmp/partitions.conf <<'EOF'
 Default=0x7fff, ipoib, mtu=5, rate=7 : ALL=full;
 EOF
 t0=$(date +%s.%N)
-opensm -g "$guid0" -P /tmp/partitions.conf -f /tmp/opensm.log -s 2 \
-	>/dev/null 2>&1 &
+opensm_start "$guid0"
 check "opensm sweeps both ports to ACTIVE" wait_until 60 both_active
+[ "$CHECK_RC" = 0 ] || opensm_log "$guid0"
 sweep=$(echo "$(date +%s.%N) - $t0" | bc)
 log "sweep: opensm start to both ports ACTIVE in $sweep s"
 
@@ -72,9 +54,6 @@ check "saquery: a PathRecord from softib1 to softib0" \
 
 # ib_ipoib on both ports joins the broadcast group through the SA
 check "modprobe ib_ipoib" modprobe ib_ipoib
-both_ifs() {
-	ipoib_if softib0 >/dev/null && ipoib_if softib1 >/dev/null
-}
 check "... an interface on each port" wait_until 10 both_ifs
 if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
 ip link set "$if0" up
@@ -90,8 +69,8 @@ mc=$(saquery -C softib1 --smkey 1 -m 2>&1 | awk -F. '
 	/MGID/ { mgid = $NF } /PortGid/ { print mgid, $NF }')
 sed 's/^/# MCMemberRecord: /' <<<"$mc"
 both_members() {
-	grep -q '^ff12:401b:ffff::ffff:ffff fe80::200:5342:0:1$' <<<"$mc" &&
-		grep -q '^ff12:401b:ffff::ffff:ffff fe80::200:5342:0:101$' <<<"$mc"
+	grep -q "^ff12:401b:ffff::ffff:ffff $gid0\$" <<<"$mc" &&
+		grep -q "^ff12:401b:ffff::ffff:ffff $gid1\$" <<<"$mc"
 }
 check "saquery: the broadcast group ff12:401b:ffff::ffff:ffff has both ports" \
 	both_members
@@ -143,10 +122,49 @@ check "... over an RC connection (debugfs: live)" \
 check "connected: iperf3 TCP" throughput connected
 sed 's/^/# softib1: /' /sys/kernel/debug/softib/softib1
 
+# A lost RTU (IBA 12.6.7): softib0 loses the next one it sends. Data on
+# the new connection makes softib1's QP raise COMM_EST, and ib_ipoib has
+# ib_cm take that for the RTU: the passive side is live at once, not
+# after the CM's REP timeout and retry.
+cm1() {	# softib1's interface's connections, seen from the namespace
+	cat /sys/kernel/debug/ipoib/"$if1"@ns*_cm
+}
+# down and up: both interfaces close every connection
+ip link set "$if0" down
+ip -n b link set "$if1" down
+ip link set "$if0" up
+ip -n b link set "$if1" up
+no_connections() {
+	ls /sys/kernel/debug/ipoib/"$if1"@ns*_cm >/dev/null &&
+		[ -z "$(cm1)" ] && [ -z "$(cat "/sys/kernel/debug/ipoib/${if0}_cm")" ] &&
+		grep -qx 1 "/sys/class/net/$if0/carrier" &&
+		[ "$(carrier_of "$if1" b)" = 1 ]
+}
+check "... down and up: no connection left, carrier back" \
+	wait_until 20 no_connections
+echo 1 >/sys/kernel/debug/softib/softib0_lose_cm_rtu
+ping -c 1 -W 5 -s 20000 10.30.0.2 >/dev/null &
+rtu_ping=$!
+passive() {	# passive STATE: softib1 has a passive connection in it
+	cm1 | grep -q "^GID: $gid0 .* passive $1"
+}
+check "lost RTU: softib1 accepts a connection from softib0" \
+	wait_until 10 passive ''
+t0=$(date +%s%N)
+check "... which goes live without the RTU" wait_until 10 passive live
+ms=$((($(date +%s%N) - t0) / 1000000))
+log "lost RTU: the passive side live $ms ms after it was first seen"
+check "... within 1 s" test "$ms" -lt 1000
+wait "$rtu_ping"
+echo 0 >/sys/kernel/debug/softib/softib0_lose_cm_rtu
+check "... softib0 lost one RTU" test "$(softib_count softib0 lost_cm_rtu)" = 1
+check "... and the connection carries traffic" \
+	ping -c 2 -i 0.3 -W 5 -s 20000 10.30.0.2
+
 # Bad SMPs from userspace (umad): answered with an error status and
 # counted, the ports stay ACTIVE and traffic goes on
 bad_mads() {	# bad_mads DEV
-	awk '$1 == "bad_mad" { print $2 }' "/sys/kernel/debug/softib/$1"
+	softib_count "$1" bad_mad
 }
 bad0=$(bad_mads softib0) bad1=$(bad_mads softib1)
 smpdump -C softib1 -D 0 0x16 100 >/dev/null 2>&1	# P_Key block 100
@@ -162,9 +180,9 @@ check "... both ports still ACTIVE" both_active
 check "... and traffic goes on" ping -c 2 -i 0.3 -W 5 -s 20000 10.30.0.2
 
 ip link set "$if0" down
+ip netns exec b pkill iperf3
 ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
-kill %1
-wait
+opensm_stop "$osm_pid"
 check "softib unloads" rmmod softib
 finish
