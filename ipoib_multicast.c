@@ -190,12 +190,6 @@ static void ipoib_mcast_flush_queue(struct ipoib_mcast *mc)
 		dev_queue_xmit(skb);
 }
 
-/*
- * The one transition function of a group. Inputs: the state, whether the
- * group is still wanted (full member or send-only), a completed fabric
- * join (join_done/join_status) and the retry time. Returns false when the
- * group is finished and must be freed.
- */
 static bool ipoib_mcast_sendonly_idle(const struct ipoib_mcast *mc)
 {
 	return time_after(jiffies,
@@ -257,6 +251,49 @@ static void ipoib_mcast_rejoin(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 	}
 }
 
+static void ipoib_mcast_start_join(struct ipoib_dev *priv,
+				   struct ipoib_mcast *mc)
+{
+	int ret;
+
+	mc->state = IPOIB_MCAST_JOINING;
+	ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
+			mc->sendonly ? "send-only" : "full member");
+	atomic_long_inc(&priv->counters.mcast_joins);
+	ret = priv->fabric->mcast_join(priv, mc);
+	if (ret) {
+		ipoib_mcast_drop_membership(priv, mc);
+		ipoib_mcast_fail(priv, mc, ret);
+	}
+	/* a synchronous fabric has already called joined() */
+}
+
+/* A join (first or again) ended with status: JOINED, or FAILED to retry. */
+static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
+				   struct ipoib_mcast *mc, int status)
+{
+	int ret = status ? status : ipoib_mcast_complete_join(priv, mc);
+
+	if (ret) {
+		ipoib_mcast_drop_membership(priv, mc);
+		ipoib_mcast_fail(priv, mc, ret);
+		return;
+	}
+	mc->state = IPOIB_MCAST_JOINED;
+	mc->backoff = 0;
+	ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
+			mc->sendonly ? "send-only" : "full member");
+	ipoib_mcast_flush_queue(mc);
+	if (mc->rejoin)
+		ipoib_mcast_rejoin(priv, mc);
+}
+
+/*
+ * The one transition function of a group. Inputs: the state, whether the
+ * group is still wanted (full member or send-only), a completed fabric
+ * join (join_done/join_status) and the retry time. Returns false when the
+ * group is finished and must be freed.
+ */
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
@@ -264,7 +301,7 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     (mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
 	bool upgrade = up && mc->wanted && mc->sendonly;
 	bool done, lost;
-	int status, ret;
+	int status;
 
 	spin_lock_bh(&priv->mcast_lock);
 	done = mc->join_done;
@@ -293,16 +330,7 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		 */
 		if (mc != priv->broadcast && !ipoib_mcast_link_formed(priv))
 			return true;
-		mc->state = IPOIB_MCAST_JOINING;
-		ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
-				mc->sendonly ? "send-only" : "full member");
-		atomic_long_inc(&priv->counters.mcast_joins);
-		ret = priv->fabric->mcast_join(priv, mc);
-		if (ret) {
-			ipoib_mcast_drop_membership(priv, mc);
-			ipoib_mcast_fail(priv, mc, ret);
-		}
-		/* a synchronous fabric has already called joined() */
+		ipoib_mcast_start_join(priv, mc);
 		return true;
 	case IPOIB_MCAST_JOINING:
 	case IPOIB_MCAST_REJOINING:
@@ -310,21 +338,8 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			ipoib_mcast_drop_membership(priv, mc);
 			return false;
 		}
-		if (!done)
-			return true;
-		ret = status ? status : ipoib_mcast_complete_join(priv, mc);
-		if (ret) {
-			ipoib_mcast_drop_membership(priv, mc);
-			ipoib_mcast_fail(priv, mc, ret);
-			return true;
-		}
-		mc->state = IPOIB_MCAST_JOINED;
-		mc->backoff = 0;
-		ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
-				mc->sendonly ? "send-only" : "full member");
-		ipoib_mcast_flush_queue(mc);
-		if (mc->rejoin)
-			ipoib_mcast_rejoin(priv, mc);
+		if (done)
+			ipoib_mcast_join_ended(priv, mc, status);
 		return true;
 	case IPOIB_MCAST_JOINED:
 		if (!wanted) {
