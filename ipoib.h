@@ -225,6 +225,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_DATAPATH,	/* open and the datapath up (ipoib_main.c) */
 	IPOIB_FLAG_PKEY_WAIT,	/* open, but our P_Key is not in the table */
 	IPOIB_FLAG_GID_CHECK,	/* GID table changed: is ours still GID 0? */
+	IPOIB_FLAG_SM_NEW,	/* new SM or SA: failed joins retry now */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -556,6 +557,7 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const u8 *mgid);
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
 void ipoib_mcast_port_event(struct ipoib_dev *priv);
+void ipoib_mcast_sm_event(struct ipoib_dev *priv);
 void ipoib_set_umcast(struct ipoib_dev *priv, bool on);
 
 /* ipoib_rtnl.c: works that take RTNL (see the locking rules) */

@@ -796,9 +796,11 @@ static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
 		 * Path records name LIDs, ours and the peers': resolve them
 		 * again (in priv->wq). A new SM may have moved a peer's
 		 * LID, which raises no event here, only a reregister.
-		 * Memberships: ib_sa, as above.
+		 * Memberships: ib_sa rejoins those it has; joins that
+		 * failed (no SA) retry at once.
 		 */
 		ipoib_path_flush_soon(priv);
+		ipoib_mcast_sm_event(priv);
 		break;
 	case IB_EVENT_PKEY_CHANGE:
 		/* a partition may have appeared, gone or moved */

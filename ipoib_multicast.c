@@ -481,6 +481,13 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 			next = jiffies + HZ;
 		}
 	}
+	/* a new SM or SA answers now: a backoff meant for the old one ends */
+	if (test_and_clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags))
+		list_for_each_entry(mc, &priv->mcasts, list)
+			if (mc->state == IPOIB_MCAST_FAILED) {
+				mc->retry_at = jiffies;
+				mc->backoff = 0;
+			}
 	if (up && ipoib_mcast_sync_list(priv) && !next)
 		next = jiffies + IPOIB_UMCAST_RECHECK;
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
@@ -549,6 +556,13 @@ static void ipoib_mcast_work(struct work_struct *work)
 void ipoib_mcast_port_event(struct ipoib_dev *priv)
 {
 	set_bit(IPOIB_FLAG_REJOIN, &priv->flags);
+	ipoib_mcast_schedule(priv, 0);
+}
+
+/* Client reregister, SM change, LID change (process context). */
+void ipoib_mcast_sm_event(struct ipoib_dev *priv)
+{
+	set_bit(IPOIB_FLAG_SM_NEW, &priv->flags);
 	ipoib_mcast_schedule(priv, 0);
 }
 

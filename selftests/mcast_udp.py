@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """UDP multicast helper for the selftests.
 
-recv GROUP PORT IFNAME SECONDS [--no-join]  print "rx" per datagram
+recv GROUP PORT IFNAME SECONDS [--no-join] [--count N]
+                                            print "rx" per datagram (until
+                                            N arrived, if given)
 send GROUP PORT IFNAME COUNT                send COUNT datagrams
 """
 import socket
@@ -15,7 +17,7 @@ def ifindex(name):
     return socket.if_nametoindex(name)
 
 
-def recv(group, port, ifname, seconds, join=True):
+def recv(group, port, ifname, seconds, join=True, count=0):
     v6 = ':' in group
     fam = socket.AF_INET6 if v6 else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
@@ -32,10 +34,12 @@ def recv(group, port, ifname, seconds, join=True):
             s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
     print('ready', flush=True)
     end = time.time() + seconds
-    while time.time() < end:
+    got = 0
+    while time.time() < end and (not count or got < count):
         s.settimeout(max(0.1, end - time.time()))
         try:
             s.recv(2048)
+            got += 1
             print('rx', flush=True)
         except socket.timeout:
             pass
@@ -57,6 +61,8 @@ def send(group, port, ifname, count):
 if __name__ == '__main__':
     cmd, group, port, ifname, arg = sys.argv[1:6]
     if cmd == 'recv':
-        recv(group, int(port), ifname, float(arg), '--no-join' not in sys.argv)
+        n = sys.argv.index('--count') + 1 if '--count' in sys.argv else 0
+        recv(group, int(port), ifname, float(arg),
+             '--no-join' not in sys.argv, int(sys.argv[n]) if n else 0)
     else:
         send(group, int(port), ifname, int(arg))

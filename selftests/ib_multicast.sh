@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# IP multicast through the SA on the InfiniBand test fabric (RFC 4391
+# s10), softib0's interface sending, softib1's (namespace b) receiving:
+# - a full join that creates a group the SM does not know, then a
+#   send-only join (SendOnlyFullMember) of the sender; the SA lists both;
+# - a send-only sender first, to a group with no member: its join
+#   creates the group, and a member joining later receives;
+# - a member that is not an IPoIB interface (tools/softib's
+#   softib_member: its own UD QP, joined through ib_sa) receives what
+#   the interface sends; with umcast, softib1's interface leaves that
+#   group to it;
+# - the SA gone (opensm stopped): a full join and a path query fail and
+#   back off without a report; when opensm returns (its sweep asks the
+#   ports to reregister) both succeed at once, not after the backoff
+#   (the join's had reached 8 s).
+GUESTS=1
+VM_SMP=1
+VM_TIMEOUT=300
+SOFTIB=1
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ib_lib.sh"
+
+mc=$IPOIB_TOP/selftests/mcast_udp.py
+member=/sys/kernel/debug/softib_member
+rm -rf /tmp/osm-*
+cat >/tmp/partitions.conf <<'EOF'
+Default=0x7fff, ipoib, mtu=5, rate=7 : ALL=full;
+P1=0x0123, ipoib, mtu=5, rate=7 : ALL=full;
+EOF
+check "softib: two ports, cabled" softib_load
+opensm_start "$guid0"
+check "opensm on softib0 sweeps both ports to ACTIVE" wait_until 60 both_active
+[ "$CHECK_RC" = 0 ] || opensm_log "$guid0"
+
+check "modprobe ib_ipoib" modprobe ib_ipoib mcast_debug_level=1
+check "... an interface on each port" wait_until 10 both_ifs
+if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
+ip netns add b
+ip link set "$if1" netns b
+ip addr add 10.30.0.1/24 dev "$if0"
+ip -n b addr add 10.30.0.2/24 dev "$if1"
+ip link set "$if0" up
+ip -n b link set "$if1" up
+check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+mcg0=/sys/kernel/debug/ipoib/${if0}_mcg
+mcg1=$(echo /sys/kernel/debug/ipoib/"$if1"@ns*_mcg)	# in namespace b
+
+# The SA's members, one line each: MGID PortGID JoinState (the low
+# nibble of saquery's ScopeState)
+sa_members() {
+	saquery -C softib1 --smkey 1 -m 2>/dev/null | awk -F. '
+		/MGID/ { mgid = $NF } /PortGid/ { gid = $NF }
+		/ScopeState/ { print mgid, gid, "0x" substr($NF, length($NF)) }'
+}
+sa_has() {	# sa_has MGID GID JOINSTATE
+	sa_members | grep -qx "$1 $2 $3"
+}
+received() {	# received FILE: datagrams a receiver printed
+	grep -c '^rx' "$1"
+}
+
+# --- a full join creates the group, a send-only join follows -----------
+g3=ff12:401b:ffff::f01:203
+ip netns exec b python3 "$mc" recv 239.1.2.3 5000 "$if1" 10 --count 20 >/tmp/rx3 &
+rxpid=$!
+check "full join: the member's interface joins 239.1.2.3" \
+	wait_until 10 grep -q "GID: $g3 .*complete: yes" "$mcg1"
+check "... the SA created the group with softib1 a FullMember" \
+	sa_has "$g3" "$gid1" 0x1
+python3 "$mc" send 239.1.2.3 5000 "$if0" 20
+check "send-only: the sender joined it send-only" \
+	grep -q "GID: $g3 .*complete: yes .*send_only: yes" "$mcg0"
+check "... as SendOnlyFullMember on the SA" sa_has "$g3" "$gid0" 0x8
+sa_members | sed 's/^/# SA member: /'
+wait "$rxpid"
+log "239.1.2.3: $(received /tmp/rx3) of 20 received"
+check "... and the member receives its datagrams" \
+	test "$(received /tmp/rx3)" -ge 18
+
+# --- a send-only sender first: its join creates the group ----------------
+g4=ff12:401b:ffff::f01:204
+python3 "$mc" send 239.1.2.4 5001 "$if0" 5
+check "a group with no member: the send-only join creates it" \
+	wait_until 10 sa_has "$g4" "$gid0" 0x8
+check "... softib0 its only member" \
+	test "$(sa_members | grep -c "^$g4 ")" = 1
+ip netns exec b python3 "$mc" recv 239.1.2.4 5001 "$if1" 10 --count 20 >/tmp/rx4 &
+rxpid=$!
+check "a member joins later" \
+	wait_until 10 grep -q "GID: $g4 .*complete: yes" "$mcg1"
+python3 "$mc" send 239.1.2.4 5001 "$if0" 20
+wait "$rxpid"
+check "... and receives (20 sent: $(received /tmp/rx4))" \
+	test "$(received /tmp/rx4)" -ge 18
+
+# --- a member that is not an IPoIB interface ---------------------------
+g5=ff12:401b:ffff::f01:205
+check "insmod softib_member" \
+	insmod "$(dirname "$sib")/softib_member.ko"
+check "softib_member joins $g5 on softib1 through the SA" \
+	sh -c "echo 'join softib1 $g5' >$member"
+check "... joined, its QP attached to the MLID" \
+	wait_until 10 grep -q "attached: 1" "$member"
+sed 's/^/# softib_member: /' "$member"
+check "... with the broadcast group's Q_Key" grep -qx "qkey: 0x00000b1b" "$member"
+check "... the SA lists it" sa_has "$g5" "$gid1" 0x1
+python3 "$mc" send 239.1.2.5 5002 "$if0" 20
+check "the member receives what ib_ipoib sends to the group" \
+	wait_until 5 grep -qx "rx: 20" "$member"
+if [ "$CHECK_RC" != 0 ]; then
+	sed 's/^/# softib_member: /' "$member"
+	grep "$g5" "$mcg0" | sed 's/^/# mcg: /'
+	sed 's/^/# softib1: /' /sys/kernel/debug/softib/softib1
+fi
+# umcast: a group already joined on the port by someone else is theirs
+ip netns exec b sh -c "echo 1 >/sys/class/net/$if1/umcast"
+ip netns exec b python3 "$mc" recv 239.1.2.5 5002 "$if1" 3 >/tmp/rx5 &
+rxpid=$!
+check "umcast: softib1's interface leaves 239.1.2.5 to the member" \
+	wait_until 10 sh -c "dmesg | grep -q '$if1: $g5 joined by userspace: left to it'"
+check "... and does not join it" sh -c "! grep -q 'GID: $g5 ' $mcg1"
+wait "$rxpid"
+ip netns exec b sh -c "echo 0 >/sys/class/net/$if1/umcast"
+check "softib_member leaves" sh -c "echo leave >$member"
+check "... the SA forgets it" wait_until 5 eval "! sa_members | grep -q '^$g5 $gid1 '"
+check "rmmod softib_member" rmmod softib_member
+
+# --- no SA ---------------------------------------------------------------
+# children of partition 0x0123 on both ports, not yet talking: their
+# first path query will find no SA
+ip link add link "$if0" name "$if0.8123" type ipoib pkey 0x8123
+ip -n b link add link "$if1" name c1 type ipoib pkey 0x8123
+ip addr add 10.31.0.1/24 dev "$if0.8123"
+ip -n b addr add 10.31.0.2/24 dev c1
+ip link set "$if0.8123" up
+ip -n b link set c1 up
+children_up() {
+	[ "$(carrier_of "$if0.8123")" = 1 ] && [ "$(carrier_of c1 b)" = 1 ]
+}
+check "children of 0x8123 on both ports get carrier" wait_until 20 children_up
+opensm_stop "$osm_pid"
+log "opensm stopped"
+g7=ff12:401b:ffff::f01:207
+g7full=ff12:401b:ffff:0000:0000:0000:0f01:0207
+ip netns exec b python3 "$mc" recv 239.1.2.7 5003 "$if1" 60 --count 10 >/tmp/rx7 &
+rxpid=$!
+check "no SA: the full join fails" \
+	wait_until 20 sh -c "dmesg | grep -q 'full-member join of $g7full failed'"
+check "no SA: the children's path query fails" \
+	sh -c "! ping -c 1 -W 4 10.31.0.2"
+dmesg | grep -E "$g7|8123" | tail -5 | sed 's/^/# /'
+check "... the parents still talk over their paths" \
+	ping -c 2 -i 0.3 -W 2 10.30.0.2
+check "... and backs off: 1, 2, 4, 8 s" \
+	wait_until 30 sh -c "dmesg | grep -q 'join of $g7full failed: .*retry in 8 s'"
+t0=$(date +%s.%N)
+opensm_start "$guid0"
+check "opensm back: both ports ACTIVE" wait_until 60 both_active
+check "... the failed join succeeds" \
+	wait_until 20 grep -q "GID: $g7 .*complete: yes" "$mcg1"
+t_join=$(echo "$(date +%s.%N) - $t0" | bc)
+check "... the children's path resolves: ping" \
+	wait_until 20 ping -c 1 -W 1 10.31.0.2
+t_path=$(echo "$(date +%s.%N) - $t0" | bc)
+log "from opensm's start: join again in $t_join s, path in $t_path s"
+# the join's backoff had reached 8 s: a join in 4 s did not wait for it
+check "... the join within 4 s of opensm's start, the path within 5 s" \
+	test "$(echo "$t_join < 4 && $t_path < 5" | bc)" = 1
+python3 "$mc" send 239.1.2.7 5003 "$if0" 10
+check "... and the group carries traffic" \
+	wait_until 5 eval '[ "$(received /tmp/rx7)" = 10 ]'
+kill "$rxpid" 2>/dev/null
+wait "$rxpid"
+
+ip link del "$if0.8123"
+ip -n b link del c1
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+opensm_stop "$osm_pid"
+check "softib unloads" rmmod softib

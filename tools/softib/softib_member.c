@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib_member: a multicast member that is not an IPoIB interface, for
+ * the test bed only (loaded in guests, never installed). It joins one
+ * group through the SA as FullMember, attaches a UD QP of its own to the
+ * group's MLID and counts what arrives: the IPoIB driver's send-only
+ * joins and sends must reach any member the SA knows, not only its own
+ * kind (RFC 4391 s10).
+ *
+ * /sys/kernel/debug/softib_member:
+ *   write "join DEV MGID"  join on DEV's port 1 (a group the SM does not
+ *                          know is created with the broadcast group's
+ *                          parameters, as RFC 4391 s10 asks)
+ *   write "leave"          leave and free everything
+ *   read                   state, MLID, Q_Key, datagrams received
+ */
+#include <linux/module.h>
+#include <linux/debugfs.h>
+#include <linux/inet.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_sa.h>
+#include <rdma/ib_cache.h>
+
+#define MEMBER_RECVS	16
+/* a UD receive starts with the 40-octet GRH; IPoIB's MTU is at most 4096 */
+#define MEMBER_BUF_LEN	(sizeof(struct ib_grh) + 4096)
+#define MEMBER_PORT	1
+
+enum member_state { MEMBER_IDLE, MEMBER_JOINING, MEMBER_JOINED,
+		    MEMBER_FAILED };
+static const char *const member_state_names[] = {
+	"idle", "joining", "joined", "failed"
+};
+
+struct member_buf {
+	struct ib_cqe cqe;
+	void *data;
+	u64 dma;
+};
+
+static struct {
+	struct mutex lock;		/* join and leave, debugfs writes */
+	enum member_state state;	/* written under lock or by the SA */
+	int status;
+	struct ib_device *dev;		/* a reference while set */
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_sa_multicast *sa_mc;
+	union ib_gid mgid;
+	u16 mlid;
+	u32 qkey;
+	bool attached;
+	atomic_long_t rx;
+	atomic_long_t rx_err;
+	struct member_buf bufs[MEMBER_RECVS];
+} m;
+
+static struct ib_sa_client member_sa;
+static struct dentry *member_debugfs;
+
+static int member_post_recv(struct member_buf *b)
+{
+	struct ib_sge sge = {
+		.addr = b->dma,
+		.length = MEMBER_BUF_LEN,
+		.lkey = m.pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_cqe = &b->cqe, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	return ib_post_recv(m.qp, &wr, NULL);
+}
+
+static void member_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct member_buf *b = container_of(wc->wr_cqe, struct member_buf, cqe);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		/* a flush at leave, or a real error: count, do not repost */
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			atomic_long_inc(&m.rx_err);
+		return;
+	}
+	atomic_long_inc(&m.rx);
+	ib_dma_sync_single_for_device(m.dev, b->dma, MEMBER_BUF_LEN,
+				      DMA_FROM_DEVICE);
+	if (member_post_recv(b))
+		atomic_long_inc(&m.rx_err);
+}
+
+/* the SA's answer; runs in ib_sa's context, never with m.lock held */
+static int member_joined(int status, struct ib_sa_multicast *sa_mc)
+{
+	if (!status) {
+		WRITE_ONCE(m.mlid, be16_to_cpu(sa_mc->rec.mlid));
+		WRITE_ONCE(m.status, 0);
+		/* the QP is attached by the reader of this state (join) */
+		WRITE_ONCE(m.state, MEMBER_JOINED);
+	} else {
+		WRITE_ONCE(m.status, status);
+		WRITE_ONCE(m.state, MEMBER_FAILED);
+	}
+	return 0;
+}
+
+static int member_qp_ready(u16 pkey_index)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = pkey_index,
+		.port_num = MEMBER_PORT,
+		.qkey = m.qkey,
+	};
+	int ret;
+
+	ret = ib_modify_qp(m.qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(m.qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ib_modify_qp(m.qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+static int member_verbs(void)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = MEMBER_RECVS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+	};
+	int i;
+
+	m.pd = ib_alloc_pd(m.dev, 0);
+	if (IS_ERR(m.pd))
+		return PTR_ERR(m.pd);
+	m.cq = ib_alloc_cq(m.dev, NULL, MEMBER_RECVS + 1, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(m.cq))
+		return PTR_ERR(m.cq);
+	init.send_cq = m.cq;
+	init.recv_cq = m.cq;
+	m.qp = ib_create_qp(m.pd, &init);
+	if (IS_ERR(m.qp))
+		return PTR_ERR(m.qp);
+	for (i = 0; i < MEMBER_RECVS; i++) {
+		struct member_buf *b = &m.bufs[i];
+
+		b->cqe.done = member_recv_done;
+		b->data = kmalloc(MEMBER_BUF_LEN, GFP_KERNEL);
+		if (!b->data)
+			return -ENOMEM;
+		b->dma = ib_dma_map_single(m.dev, b->data, MEMBER_BUF_LEN,
+					   DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(m.dev, b->dma)) {
+			kfree(b->data);
+			b->data = NULL;
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Everything join set up, in reverse; under m.lock. */
+static void member_leave(void)
+{
+	int i;
+
+	if (m.sa_mc)
+		ib_sa_free_multicast(m.sa_mc);	/* waits for its callback */
+	m.sa_mc = NULL;
+	if (m.attached)
+		ib_detach_mcast(m.qp, &m.mgid, m.mlid);
+	m.attached = false;
+	/* destroying the QP flushes its receives through the CQ first */
+	if (!IS_ERR_OR_NULL(m.qp))
+		ib_destroy_qp(m.qp);
+	m.qp = NULL;
+	if (!IS_ERR_OR_NULL(m.cq))
+		ib_free_cq(m.cq);
+	m.cq = NULL;
+	for (i = 0; i < MEMBER_RECVS; i++) {
+		if (!m.bufs[i].data)
+			continue;
+		ib_dma_unmap_single(m.dev, m.bufs[i].dma, MEMBER_BUF_LEN,
+				    DMA_FROM_DEVICE);
+		kfree(m.bufs[i].data);
+		m.bufs[i].data = NULL;
+	}
+	if (!IS_ERR_OR_NULL(m.pd))
+		ib_dealloc_pd(m.pd);
+	m.pd = NULL;
+	if (m.dev)
+		ib_device_put(m.dev);
+	m.dev = NULL;
+	m.state = MEMBER_IDLE;
+}
+
+/*
+ * The group's parameters are the broadcast group's (RFC 4391 s10), as
+ * ib_sa knows them from the IPoIB interface on this port.
+ */
+static int member_join(const char *devname, const char *mgid)
+{
+	static const u8 bcast[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
+				      0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	struct ib_sa_mcmember_rec bc, rec = {};
+	union ib_gid bgid;
+	u16 pkey_index;
+	int i, ret;
+
+	if (m.dev)
+		return -EBUSY;
+	if (!in6_pton(mgid, -1, m.mgid.raw, -1, NULL))
+		return -EINVAL;
+	m.dev = ib_device_get_by_name(devname, RDMA_DRIVER_UNKNOWN);
+	if (!m.dev)
+		return -ENODEV;
+	memcpy(bgid.raw, bcast, sizeof(bcast));
+	ret = ib_sa_get_mcmember_rec(m.dev, MEMBER_PORT, &bgid, &bc);
+	if (ret)
+		goto fail;	/* no IPoIB interface joined on this port */
+	ret = rdma_query_gid(m.dev, MEMBER_PORT, 0, &rec.port_gid);
+	if (ret)
+		goto fail;
+	ret = ib_find_pkey(m.dev, MEMBER_PORT, be16_to_cpu(bc.pkey),
+			   &pkey_index);
+	if (ret)
+		goto fail;
+	m.qkey = be32_to_cpu(bc.qkey);
+	ret = member_verbs();
+	if (!ret)
+		ret = member_qp_ready(pkey_index);
+	for (i = 0; !ret && i < MEMBER_RECVS; i++)
+		ret = member_post_recv(&m.bufs[i]);
+	if (ret)
+		goto fail;
+
+	rec.mgid = m.mgid;
+	rec.pkey = bc.pkey;
+	rec.qkey = bc.qkey;
+	rec.mtu_selector = IB_SA_EQ;
+	rec.mtu = bc.mtu;
+	rec.rate_selector = IB_SA_EQ;
+	rec.rate = bc.rate;
+	rec.sl = bc.sl;
+	rec.flow_label = bc.flow_label;
+	rec.traffic_class = bc.traffic_class;
+	rec.hop_limit = bc.hop_limit;
+	rec.join_state = 1;	/* FullMember */
+	m.state = MEMBER_JOINING;
+	m.sa_mc = ib_sa_join_multicast(&member_sa, m.dev, MEMBER_PORT, &rec,
+				       IB_SA_MCMEMBER_REC_MGID |
+				       IB_SA_MCMEMBER_REC_PORT_GID |
+				       IB_SA_MCMEMBER_REC_PKEY |
+				       IB_SA_MCMEMBER_REC_QKEY |
+				       IB_SA_MCMEMBER_REC_MTU_SELECTOR |
+				       IB_SA_MCMEMBER_REC_MTU |
+				       IB_SA_MCMEMBER_REC_RATE_SELECTOR |
+				       IB_SA_MCMEMBER_REC_RATE |
+				       IB_SA_MCMEMBER_REC_SL |
+				       IB_SA_MCMEMBER_REC_FLOW_LABEL |
+				       IB_SA_MCMEMBER_REC_TRAFFIC_CLASS |
+				       IB_SA_MCMEMBER_REC_HOP_LIMIT |
+				       IB_SA_MCMEMBER_REC_JOIN_STATE,
+				       GFP_KERNEL, member_joined, NULL);
+	if (IS_ERR(m.sa_mc)) {
+		ret = PTR_ERR(m.sa_mc);
+		m.sa_mc = NULL;
+		goto fail;
+	}
+	return 0;
+fail:
+	member_leave();
+	return ret;
+}
+
+/* The answer came: attach to the MLID it gave (under m.lock). */
+static void member_attach(void)
+{
+	int ret;
+
+	if (READ_ONCE(m.state) != MEMBER_JOINED || m.attached)
+		return;
+	ret = ib_attach_mcast(m.qp, &m.mgid, READ_ONCE(m.mlid));
+	if (ret) {
+		m.status = ret;
+		m.state = MEMBER_FAILED;
+		return;
+	}
+	m.attached = true;
+}
+
+static int member_show(struct seq_file *s, void *unused)
+{
+	mutex_lock(&m.lock);
+	member_attach();
+	seq_printf(s, "state: %s\nstatus: %d\nattached: %d\nmlid: 0x%04x\nqkey: 0x%08x\nrx: %ld\nrx_err: %ld\n",
+		   member_state_names[READ_ONCE(m.state)], READ_ONCE(m.status),
+		   m.attached, READ_ONCE(m.mlid), m.qkey,
+		   atomic_long_read(&m.rx), atomic_long_read(&m.rx_err));
+	mutex_unlock(&m.lock);
+	return 0;
+}
+
+static int member_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, member_show, NULL);
+}
+
+static ssize_t member_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	char buf[96], dev[IB_DEVICE_NAME_MAX], mgid[48];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	mutex_lock(&m.lock);
+	if (sysfs_streq(buf, "leave")) {
+		member_leave();
+		ret = 0;
+	} else if (sscanf(buf, "join %63s %47s", dev, mgid) == 2) {
+		ret = member_join(dev, mgid);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&m.lock);
+	return ret ? ret : len;
+}
+
+static const struct file_operations member_fops = {
+	.owner = THIS_MODULE,
+	.open = member_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = member_write,
+};
+
+/* A device going away takes the member with it. */
+static int member_add(struct ib_device *dev)
+{
+	return 0;
+}
+
+static void member_remove(struct ib_device *dev, void *client_data)
+{
+	mutex_lock(&m.lock);
+	if (m.dev == dev)
+		member_leave();
+	mutex_unlock(&m.lock);
+}
+
+static struct ib_client member_client = {
+	.name = "softib_member",
+	.add = member_add,
+	.remove = member_remove,
+};
+
+static int __init member_init(void)
+{
+	int ret;
+
+	mutex_init(&m.lock);
+	ib_sa_register_client(&member_sa);
+	ret = ib_register_client(&member_client);
+	if (ret) {
+		ib_sa_unregister_client(&member_sa);
+		return ret;
+	}
+	member_debugfs = debugfs_create_file("softib_member", 0600, NULL, NULL,
+					     &member_fops);
+	return 0;
+}
+
+static void __exit member_exit(void)
+{
+	debugfs_remove(member_debugfs);
+	mutex_lock(&m.lock);
+	member_leave();
+	mutex_unlock(&m.lock);
+	ib_unregister_client(&member_client);
+	ib_sa_unregister_client(&member_sa);
+}
+
+module_init(member_init);
+module_exit(member_exit);
+MODULE_DESCRIPTION("softib_member: a non-IPoIB multicast member for ib_ipoib's tests");
+MODULE_LICENSE("GPL");
