@@ -286,6 +286,7 @@ struct ipoib_mcast {
 	bool wanted;			/* in the device's multicast list */
 	bool attached;			/* QP attached (full member) */
 	bool rejoin;			/* lost on the SA; waits for the link */
+	bool sm_new;			/* joining when the SM or SA changed */
 	unsigned int backoff;		/* seconds, capped */
 	unsigned long retry_at;
 	unsigned long created;
@@ -354,7 +355,9 @@ struct ipoib_counters {
 	atomic_long_t tx_csum_sw;	/* checksums we completed for the stack */
 	atomic_long_t restarts;		/* datapath restarts done */
 	atomic_long_t path_resolutions;
+	atomic_long_t path_failures;	/* no path: its packets dropped */
 	atomic_long_t mcast_joins;
+	atomic_long_t mcast_join_failures;
 };
 
 /* Connected mode (RFC 4755), ipoib_cm.c. Modes: IPOIB_MODE_* (if_link.h) */

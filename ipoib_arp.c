@@ -110,6 +110,7 @@ static void ipoib_path_resolved_work(struct work_struct *work)
 
 	if (!ah) {
 		/* RFC 4391 s12: say why traffic to this peer is lost */
+		atomic_long_inc(&priv->counters.path_failures);
 		ipoib_warn_rl(priv, "no path to %pI6: %d\n", path->dgid.raw,
 			      status);
 		DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&queue));

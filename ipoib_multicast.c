@@ -121,10 +121,23 @@ static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     int status)
 {
-	mc->backoff = mc->backoff ?
-		min(mc->backoff * 2, IPOIB_MCAST_MAX_BACKOFF) : 1;
-	mc->retry_at = jiffies + mc->backoff * HZ;
+	atomic_long_inc(&priv->counters.mcast_join_failures);
+	if (status == -EAGAIN || mc->sm_new) {
+		/*
+		 * ib_sa has no SM address yet (it follows port events), or
+		 * the join was asked of an SM that is gone: soon, no backoff
+		 */
+		mc->backoff = 0;
+		mc->retry_at = jiffies + HZ / 10;
+	} else {
+		mc->backoff = mc->backoff ?
+			min(mc->backoff * 2, IPOIB_MCAST_MAX_BACKOFF) : 1;
+		mc->retry_at = jiffies + mc->backoff * HZ;
+	}
+	mc->sm_new = false;
 	mc->state = IPOIB_MCAST_FAILED;
+	ipoib_mcast_dbg(priv, "join of %pI6c failed: %d, backoff %u s\n",
+			mc->mgid, status, mc->backoff);
 	DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&mc->queue));
 	skb_queue_purge(&mc->queue);
 	/* RFC 4391 s12: multicast failures are worth a (rate-limited) word */
@@ -281,6 +294,7 @@ static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
 	}
 	mc->state = IPOIB_MCAST_JOINED;
 	mc->backoff = 0;
+	mc->sm_new = false;
 	ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
 			mc->sendonly ? "send-only" : "full member");
 	ipoib_mcast_flush_queue(mc);
@@ -483,11 +497,14 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 	}
 	/* a new SM or SA answers now: a backoff meant for the old one ends */
 	if (test_and_clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags))
-		list_for_each_entry(mc, &priv->mcasts, list)
+		list_for_each_entry(mc, &priv->mcasts, list) {
 			if (mc->state == IPOIB_MCAST_FAILED) {
 				mc->retry_at = jiffies;
 				mc->backoff = 0;
+			} else if (!ipoib_mcast_settled(mc)) {
+				mc->sm_new = true;
 			}
+		}
 	if (up && ipoib_mcast_sync_list(priv) && !next)
 		next = jiffies + IPOIB_UMCAST_RECHECK;
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
@@ -672,6 +689,7 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 void ipoib_mcast_start(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_REJOIN, &priv->flags);
+	clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags);
 	set_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
 	ipoib_mcast_schedule(priv, 0);
 }

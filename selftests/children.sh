@@ -234,7 +234,8 @@ res() {	# verbs objects of rxe0
 	rdma resource show | sed -n 's/^[0-9]*: rxe0: //p'
 }
 settle_res() {	# wait until the counts are back to $1
-	wait_until 20 test "$(res)" = "$1"
+	local want=$1
+	wait_until 20 eval '[ "$(res)" = "$want" ]'
 }
 barrier churn-start
 base_res=$(res)

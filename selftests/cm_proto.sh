@@ -124,7 +124,7 @@ else
 	wait_for A forged 90
 	sed 's/^/#   /' "$dbg/${ifc}_cm"
 	check "forged: B holds the real and the forged connection, both live" \
-		wait_until 10 test "$(grep -c "QPN: 0x$aq .* live " "$dbg/${ifc}_cm")" = 2
+		wait_until 10 eval '[ "$(grep -c "QPN: 0x$aq .* live " "$dbg/${ifc}_cm")" = 2 ]'
 	conns0=$(stat_of cm_connections)
 	check "forged: B's pings to A (20000 octets) still go over the real one" \
 		ping -c 2 -W 5 -s 20000 10.20.0.1

@@ -76,12 +76,12 @@ iperf3 -s -D -1 >/dev/null 2>&1
 barrier iperf-listening
 if [ "$ROLE" = A ]; then
 	check "iperf3 TCP to B in connected mode" \
-		iperf3 -c 10.20.0.2 -t 5 -f m
+		iperf3 -c 10.20.0.2 -t 3 -f m
 	signal a-done
 else
 	wait_for A a-done 120
 	check "iperf3 TCP to A in connected mode" \
-		iperf3 -c 10.20.0.1 -t 5 -f m
+		iperf3 -c 10.20.0.1 -t 3 -f m
 fi
 barrier iperf-done
 
@@ -89,13 +89,13 @@ barrier iperf-done
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier switch-listening
 if [ "$ROLE" = A ]; then
-	iperf3 -c 10.20.0.2 -t 12 -f m >/tmp/switch.log 2>&1 &
+	iperf3 -c 10.20.0.2 -t 8 -f m >/tmp/switch.log 2>&1 &
 	ipid=$!
-	sleep 4
+	sleep 2
 	echo datagram >"$sys/mode"
 	check "datagram again: the MTU is the UD MTU" \
 		test "$(cat $sys/mtu)" = 4092
-	sleep 4
+	sleep 3
 	echo connected >"$sys/mode"
 	wait $ipid
 	rc=$?
@@ -160,7 +160,7 @@ sleep 0.5
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier uc-listening
 if [ "$ROLE" = A ]; then
-	check "UC: iperf3 TCP to B" iperf3 -c 10.20.0.2 -t 5 -f m
+	check "UC: iperf3 TCP to B" iperf3 -c 10.20.0.2 -t 3 -f m
 fi
 barrier uc-done
 pkill iperf3

@@ -12,7 +12,7 @@
 #   the interface sends; with umcast, softib1's interface leaves that
 #   group to it;
 # - the SA gone (opensm stopped): a full join and a path query fail and
-#   back off without a report; when opensm returns (its sweep asks the
+#   back off (counted, and said in dmesg); when opensm returns (its sweep asks the
 #   ports to reregister) both succeed at once, not after the backoff
 #   (the join's had reached 8 s).
 GUESTS=1
@@ -71,7 +71,7 @@ check "... the SA created the group with softib1 a FullMember" \
 	sa_has "$g3" "$gid1" 0x1
 python3 "$mc" send 239.1.2.3 5000 "$if0" 20
 check "send-only: the sender joined it send-only" \
-	grep -q "GID: $g3 .*complete: yes .*send_only: yes" "$mcg0"
+	wait_until 5 grep -q "GID: $g3 .*complete: yes .*send_only: yes" "$mcg0"
 check "... as SendOnlyFullMember on the SA" sa_has "$g3" "$gid0" 0x8
 sa_members | sed 's/^/# SA member: /'
 wait "$rxpid"
@@ -124,7 +124,12 @@ check "... and does not join it" sh -c "! grep -q 'GID: $g5 ' $mcg1"
 wait "$rxpid"
 ip netns exec b sh -c "echo 0 >/sys/class/net/$if1/umcast"
 check "softib_member leaves" sh -c "echo leave >$member"
-check "... the SA forgets it" wait_until 5 eval "! sa_members | grep -q '^$g5 $gid1 '"
+forgotten() {	# the SA answers (it lists g3) without the member in g5
+	local all
+	all=$(sa_members)
+	grep -q "^$g3 " <<<"$all" && ! grep -q "^$g5 $gid1 " <<<"$all"
+}
+check "... the SA forgets it" wait_until 5 forgotten
 check "rmmod softib_member" rmmod softib_member
 
 # --- no SA ---------------------------------------------------------------
@@ -143,21 +148,35 @@ check "children of 0x8123 on both ports get carrier" wait_until 20 children_up
 opensm_stop "$osm_pid"
 log "opensm stopped"
 g7=ff12:401b:ffff::f01:207
-g7full=ff12:401b:ffff:0000:0000:0000:0f01:0207
 ip netns exec b python3 "$mc" recv 239.1.2.7 5003 "$if1" 60 --count 10 >/tmp/rx7 &
 rxpid=$!
-check "no SA: the full join fails" \
-	wait_until 20 sh -c "dmesg | grep -q 'full-member join of $g7full failed'"
+failed_join() {	# failed_join BACKOFF: mcast_debug_level's line
+	dmesg | grep -q "$if1: join of $g7 failed: .*, backoff $1 s"
+}
+check "no SA: the full join fails" wait_until 20 failed_join 1
+# both children's (the ARP reply is the first packet to need a path)
+path_failures() {
+	echo $(($(ifc=$if0.8123 stat_of path_failures) +
+		$(ip netns exec b ethtool -S c1 | awk '$1 == "path_failures:" { print $2 }')))
+}
+pf0=$(path_failures)
 check "no SA: the children's path query fails" \
 	sh -c "! ping -c 1 -W 4 10.31.0.2"
+check "... counted in path_failures" \
+	test "$(path_failures)" -gt "$pf0"
 dmesg | grep -E "$g7|8123" | tail -5 | sed 's/^/# /'
 check "... the parents still talk over their paths" \
 	ping -c 2 -i 0.3 -W 2 10.30.0.2
 check "... and backs off: 1, 2, 4, 8 s" \
-	wait_until 30 sh -c "dmesg | grep -q 'join of $g7full failed: .*retry in 8 s'"
+	wait_until 30 eval 'failed_join 2 && failed_join 4 && failed_join 8'
+rereg0=$(softib_count softib1 event_client_rereg)
 t0=$(date +%s.%N)
 opensm_start "$guid0"
-check "opensm back: both ports ACTIVE" wait_until 60 both_active
+reregistered() {
+	[ "$(softib_count softib1 event_client_rereg)" -gt "$rereg0" ]
+}
+check "opensm back: its sweep asks softib1 to reregister" \
+	wait_until 30 reregistered
 check "... the failed join succeeds" \
 	wait_until 20 grep -q "GID: $g7 .*complete: yes" "$mcg1"
 t_join=$(echo "$(date +%s.%N) - $t0" | bc)
@@ -165,9 +184,11 @@ check "... the children's path resolves: ping" \
 	wait_until 20 ping -c 1 -W 1 10.31.0.2
 t_path=$(echo "$(date +%s.%N) - $t0" | bc)
 log "from opensm's start: join again in $t_join s, path in $t_path s"
-# the join's backoff had reached 8 s: a join in 4 s did not wait for it
-check "... the join within 4 s of opensm's start, the path within 5 s" \
-	test "$(echo "$t_join < 4 && $t_path < 5" | bc)" = 1
+# the join's backoff had reached 8 s: a join in under 8 s did not wait
+# for it (4 s here, more on a slow kernel, never 8)
+lim=$((4 * VM_SLOW < 7 ? 4 * VM_SLOW : 7))
+check "... the join within $lim s of opensm's start, the path within $((lim + 1)) s" \
+	test "$(echo "$t_join < $lim && $t_path < $lim + 1" | bc)" = 1
 python3 "$mc" send 239.1.2.7 5003 "$if0" 10
 check "... and the group carries traffic" \
 	wait_until 5 eval '[ "$(received /tmp/rx7)" = 10 ]'
@@ -176,6 +197,7 @@ wait "$rxpid"
 
 ip link del "$if0.8123"
 ip -n b link del c1
+ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 opensm_stop "$osm_pid"
 check "softib unloads" rmmod softib

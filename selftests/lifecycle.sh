@@ -180,8 +180,8 @@ tx_bytes_over() {	# tx_bytes_over N
 	[ "$(cat "/sys/class/net/$IFC/statistics/tx_bytes")" -gt "$1" ]
 }
 
-# under_load NAME ACTOR WHAT CMD...: A sends TCP to B with iperf3; after
-# 3 s, ACTOR runs CMD; the interface is gone afterwards and comes back.
+# under_load NAME ACTOR WHAT CMD...: A sends TCP to B with iperf3; once
+# a megabyte has gone, ACTOR runs CMD; the interface is gone afterwards and comes back.
 under_load() {
 	local name=$1 actor=$2 what=$3 tx0
 	shift 3
@@ -192,8 +192,8 @@ under_load() {
 	if [ "$ROLE" = A ]; then
 		tx0=$(cat "/sys/class/net/$IFC/statistics/tx_bytes")
 		timeout 40 iperf3 -c 10.20.0.2 -t 30 >/tmp/iperf.log 2>&1 &
-		sleep 3
-		check "iperf3 is moving data" tx_bytes_over $((tx0 + 1000000))
+		check "iperf3 is moving data" \
+			wait_until 10 tx_bytes_over $((tx0 + 1000000))
 	fi
 	barrier "$name-running" 120
 	if [ "$ROLE" = "$actor" ]; then

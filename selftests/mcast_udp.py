@@ -62,6 +62,8 @@ if __name__ == '__main__':
     cmd, group, port, ifname, arg = sys.argv[1:6]
     if cmd == 'recv':
         n = sys.argv.index('--count') + 1 if '--count' in sys.argv else 0
+        if n >= len(sys.argv):
+            sys.exit('--count needs a number')
         recv(group, int(port), ifname, float(arg),
              '--no-join' not in sys.argv, int(sys.argv[n]) if n else 0)
     else:

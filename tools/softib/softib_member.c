@@ -13,6 +13,11 @@
  *                          parameters, as RFC 4391 s10 asks)
  *   write "leave"          leave and free everything
  *   read                   state, MLID, Q_Key, datagrams received
+ *
+ * The broadcast group it takes the parameters from is the default
+ * partition's (P_Key 0xffff, link-local scope). A membership the SA
+ * drops (-ENETRESET) stays failed: the tests that use it have no SM
+ * events.
  */
 #include <linux/module.h>
 #include <linux/debugfs.h>
@@ -42,8 +47,10 @@ struct member_buf {
 
 static struct {
 	struct mutex lock;		/* join and leave, debugfs writes */
-	enum member_state state;	/* written under lock or by the SA */
+	/* release/acquire: mlid and attached are set when it says joined */
+	enum member_state state;
 	int status;
+	bool stopping;			/* leave: receives are not reposted */
 	struct ib_device *dev;		/* a reference while set */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
@@ -52,13 +59,14 @@ static struct {
 	union ib_gid mgid;
 	u16 mlid;
 	u32 qkey;
-	bool attached;
+	bool attached;			/* set by the SA callback, then read */
 	atomic_long_t rx;
 	atomic_long_t rx_err;
 	struct member_buf bufs[MEMBER_RECVS];
 } m;
 
 static struct ib_sa_client member_sa;
+static struct ib_client member_client;
 static struct dentry *member_debugfs;
 
 static int member_post_recv(struct member_buf *b)
@@ -85,24 +93,32 @@ static void member_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	atomic_long_inc(&m.rx);
-	ib_dma_sync_single_for_device(m.dev, b->dma, MEMBER_BUF_LEN,
-				      DMA_FROM_DEVICE);
+	/* leave drains the receive queue before the QP goes */
+	if (READ_ONCE(m.stopping))
+		return;
 	if (member_post_recv(b))
 		atomic_long_inc(&m.rx_err);
 }
 
-/* the SA's answer; runs in ib_sa's context, never with m.lock held */
+/*
+ * The SA's answer, in ib_sa's work. It must not take m.lock: leave holds
+ * it while ib_sa_free_multicast() waits for this. The QP lives until
+ * then, so attaching here is safe.
+ */
 static int member_joined(int status, struct ib_sa_multicast *sa_mc)
 {
-	if (!status) {
-		WRITE_ONCE(m.mlid, be16_to_cpu(sa_mc->rec.mlid));
-		WRITE_ONCE(m.status, 0);
-		/* the QP is attached by the reader of this state (join) */
-		WRITE_ONCE(m.state, MEMBER_JOINED);
-	} else {
-		WRITE_ONCE(m.status, status);
-		WRITE_ONCE(m.state, MEMBER_FAILED);
+	u16 mlid = be16_to_cpu(sa_mc->rec.mlid);
+
+	if (!status && !m.attached) {
+		status = ib_attach_mcast(m.qp, &m.mgid, mlid);
+		if (!status) {
+			m.mlid = mlid;
+			m.attached = true;
+		}
 	}
+	WRITE_ONCE(m.status, status);
+	/* publishes mlid and attached with it (member_show's acquire) */
+	smp_store_release(&m.state, status ? MEMBER_FAILED : MEMBER_JOINED);
 	return 0;
 }
 
@@ -142,11 +158,13 @@ static int member_verbs(void)
 	m.pd = ib_alloc_pd(m.dev, 0);
 	if (IS_ERR(m.pd))
 		return PTR_ERR(m.pd);
-	m.cq = ib_alloc_cq(m.dev, NULL, MEMBER_RECVS + 1, 0, IB_POLL_SOFTIRQ);
+	/* the receives, the drain's marker, one send */
+	m.cq = ib_alloc_cq(m.dev, NULL, MEMBER_RECVS + 2, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(m.cq))
 		return PTR_ERR(m.cq);
 	init.send_cq = m.cq;
 	init.recv_cq = m.cq;
+	init.cap.max_recv_wr += 1;	/* ib_drain_rq()'s marker */
 	m.qp = ib_create_qp(m.pd, &init);
 	if (IS_ERR(m.qp))
 		return PTR_ERR(m.qp);
@@ -179,9 +197,12 @@ static void member_leave(void)
 	if (m.attached)
 		ib_detach_mcast(m.qp, &m.mgid, m.mlid);
 	m.attached = false;
-	/* destroying the QP flushes its receives through the CQ first */
-	if (!IS_ERR_OR_NULL(m.qp))
+	/* every receive completes (flushed) before the QP and buffers go */
+	WRITE_ONCE(m.stopping, true);
+	if (!IS_ERR_OR_NULL(m.qp)) {
+		ib_drain_rq(m.qp);
 		ib_destroy_qp(m.qp);
+	}
 	m.qp = NULL;
 	if (!IS_ERR_OR_NULL(m.cq))
 		ib_free_cq(m.cq);
@@ -201,6 +222,7 @@ static void member_leave(void)
 		ib_device_put(m.dev);
 	m.dev = NULL;
 	m.state = MEMBER_IDLE;
+	m.stopping = false;
 }
 
 /*
@@ -223,6 +245,18 @@ static int member_join(const char *devname, const char *mgid)
 	m.dev = ib_device_get_by_name(devname, RDMA_DRIVER_UNKNOWN);
 	if (!m.dev)
 		return -ENODEV;
+	/*
+	 * A device being unregistered is still found by name; once our
+	 * remove() has run (it waits for m.lock) it has no client data.
+	 */
+	if (!ib_get_client_data(m.dev, &member_client)) {
+		ib_device_put(m.dev);
+		m.dev = NULL;
+		return -ENODEV;
+	}
+	atomic_long_set(&m.rx, 0);
+	atomic_long_set(&m.rx_err, 0);
+	m.status = 0;
 	memcpy(bgid.raw, bcast, sizeof(bcast));
 	ret = ib_sa_get_mcmember_rec(m.dev, MEMBER_PORT, &bgid, &bc);
 	if (ret)
@@ -282,29 +316,17 @@ fail:
 	return ret;
 }
 
-/* The answer came: attach to the MLID it gave (under m.lock). */
-static void member_attach(void)
-{
-	int ret;
-
-	if (READ_ONCE(m.state) != MEMBER_JOINED || m.attached)
-		return;
-	ret = ib_attach_mcast(m.qp, &m.mgid, READ_ONCE(m.mlid));
-	if (ret) {
-		m.status = ret;
-		m.state = MEMBER_FAILED;
-		return;
-	}
-	m.attached = true;
-}
-
 static int member_show(struct seq_file *s, void *unused)
 {
+	enum member_state state;
+
 	mutex_lock(&m.lock);
-	member_attach();
+	/* mlid and attached as the SA callback published them */
+	state = smp_load_acquire(&m.state);
 	seq_printf(s, "state: %s\nstatus: %d\nattached: %d\nmlid: 0x%04x\nqkey: 0x%08x\nrx: %ld\nrx_err: %ld\n",
-		   member_state_names[READ_ONCE(m.state)], READ_ONCE(m.status),
-		   m.attached, READ_ONCE(m.mlid), m.qkey,
+		   member_state_names[state], READ_ONCE(m.status),
+		   state == MEMBER_JOINED && m.attached,
+		   state == MEMBER_JOINED ? m.mlid : 0, m.qkey,
 		   atomic_long_read(&m.rx), atomic_long_read(&m.rx_err));
 	mutex_unlock(&m.lock);
 	return 0;
@@ -318,8 +340,11 @@ static int member_open(struct inode *inode, struct file *file)
 static ssize_t member_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
-	char buf[96], dev[IB_DEVICE_NAME_MAX], mgid[48];
+	char buf[96], dev[IB_DEVICE_NAME_MAX], mgid[INET6_ADDRSTRLEN];
 	int ret;
+
+	static_assert(IB_DEVICE_NAME_MAX == 64 && INET6_ADDRSTRLEN == 48,
+		      "the widths in sscanf below");
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
@@ -348,9 +373,13 @@ static const struct file_operations member_fops = {
 	.write = member_write,
 };
 
-/* A device going away takes the member with it. */
+/*
+ * Devices this client knows have client data; one going away takes the
+ * member with it.
+ */
 static int member_add(struct ib_device *dev)
 {
+	ib_set_client_data(dev, &member_client, dev);
 	return 0;
 }
 

@@ -85,6 +85,10 @@ reset() {
 		bad=1
 	fi
 	# tools/softib's HCA (opensm, the test's, is gone with its cgroup)
+	if grep -q '^softib_member ' /proc/modules && ! timeout 30 rmmod softib_member; then
+		echo "softib_member does not unload"
+		bad=1
+	fi
 	if grep -q '^softib ' /proc/modules && ! timeout 60 rmmod softib; then
 		echo "softib does not unload"
 		bad=1
