@@ -56,6 +56,12 @@
  *   NAPI), unpublished before that grace period.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
+ * - The IB fabric's group reports (ipoib_fabric_ib_notice.c): per-port
+ *   subscriptions are found and counted under ipoib_notice_mutex (taken
+ *   under RTNL by mcast_watch); a port's listeners change, and reports
+ *   are delivered to them, under its listeners_mutex (MAD handlers run in
+ *   process context); its subscription state under its spinlock (IRQs
+ *   off: the event handler may run in atomic context).
  * - Children (P_Key partitions, ipoib_child.c) sit on hca->ports with
  *   their parents; they are created and deleted under RTNL only, and a
  *   parent leaves only with all of its children in one unregister batch
@@ -134,6 +140,7 @@ extern bool ipoib_cm_uc;
 extern bool ipoib_cm_bidir;
 extern bool ipoib_cm_srq;
 extern unsigned int ipoib_max_nonsrq_conn_qp;
+extern bool ipoib_sendonly_nonmember;
 
 struct ipoib_dev;
 struct ipoib_path;
@@ -187,6 +194,13 @@ struct ipoib_fabric_ops {
 	int (*mcast_join)(struct ipoib_dev *priv, struct ipoib_mcast *mc);
 	void (*mcast_leave)(struct ipoib_dev *priv, struct ipoib_mcast *mc);
 	/*
+	 * Follow the creation and deletion of groups while @on (under RTNL,
+	 * may sleep): the fabric reports them with ipoib_mcast_group_event()
+	 * until the call with @on false returns. NULL: no fabric event
+	 * tells of groups (on RoCE a send needs no group).
+	 */
+	void (*mcast_watch)(struct ipoib_dev *priv, bool on);
+	/*
 	 * The primary path for a CM REQ to a resolved path's GID (atomic
 	 * context, path READY): the SA's record on IB, a RoCE v2 record
 	 * built from the resolved MAC and hop limit on RoCE.
@@ -202,6 +216,8 @@ extern const struct ipoib_fabric_ops ipoib_fabric_roce;
 const struct ipoib_fabric_ops *ipoib_fabric_for_port(struct ib_device *ca,
 						     u32 port);
 void ipoib_fabric_ib_register(void);
+/* ipoib_fabric_ib_notice.c: the IB fabric's mcast_watch */
+void ipoib_ib_mcast_watch(struct ipoib_dev *priv, bool on);
 void ipoib_fabric_ib_unregister(void);
 
 /* One RDMA device we serve; the ib_client's per-device data. */
@@ -287,6 +303,9 @@ struct ipoib_mcast {
 	bool attached;			/* QP attached (full member) */
 	bool rejoin;			/* lost on the SA; waits for the link */
 	bool sm_new;			/* joining when the SM or SA changed */
+	/* the SA reported the group created or deleted (under mcast_lock) */
+	bool sa_created;
+	bool sa_deleted;
 	unsigned int backoff;		/* seconds, capped */
 	unsigned long retry_at;
 	unsigned long created;
@@ -358,6 +377,7 @@ struct ipoib_counters {
 	atomic_long_t path_failures;	/* no path: its packets dropped */
 	atomic_long_t mcast_joins;
 	atomic_long_t mcast_join_failures;
+	atomic_long_t mcast_sa_reports;	/* our groups created or deleted */
 };
 
 /* Connected mode (RFC 4755), ipoib_cm.c. Modes: IPOIB_MODE_* (if_link.h) */
@@ -448,6 +468,7 @@ struct ipoib_dev {
 	struct workqueue_struct *wq;	/* ordered: paths, AHs */
 
 	const struct ipoib_fabric_ops *fabric;
+	void *fabric_priv;		/* the fabric's, mcast_watch on .. off */
 
 	/* UD transport, ndo_init .. priv_destructor */
 	struct ib_pd *pd;
@@ -559,6 +580,8 @@ void ipoib_mcast_restart(struct ipoib_dev *priv);
 netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			     const u8 *mgid);
 void ipoib_mcast_joined(struct ipoib_mcast *mc, int status);
+void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
+			     bool created);
 void ipoib_mcast_port_event(struct ipoib_dev *priv);
 void ipoib_mcast_sm_event(struct ipoib_dev *priv);
 void ipoib_set_umcast(struct ipoib_dev *priv, bool on);

@@ -52,6 +52,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(path_failures),
 	IPOIB_OWN_STAT(mcast_joins),
 	IPOIB_OWN_STAT(mcast_join_failures),
+	IPOIB_OWN_STAT(mcast_sa_reports),
 	IPOIB_OWN_STAT(cm_connections),
 	IPOIB_OWN_STAT(cm_failures),
 	IPOIB_OWN_STAT(cm_no_room),

@@ -11,6 +11,7 @@
 #define IPOIB_SA_TIMEOUT_MS	1000
 #define IPOIB_JOIN_FULL		1	/* JoinState: FullMember */
 #define IPOIB_JOIN_SENDONLY	8	/* JoinState: SendOnlyFullMember */
+#define IPOIB_JOIN_SO_NONMEMBER	4	/* JoinState: SendOnlyNonMember */
 
 static struct ib_sa_client ipoib_sa_client;
 
@@ -198,8 +199,6 @@ static int ipoib_ib_mcast_join(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 	struct ib_sa_mcmember_rec rec = {
 		.port_gid = priv->local_gid,
 		.pkey = cpu_to_be16(priv->pkey),
-		.join_state = mc->sendonly ? IPOIB_JOIN_SENDONLY :
-					     IPOIB_JOIN_FULL,
 	};
 	ib_sa_comp_mask mask = IB_SA_MCMEMBER_REC_MGID |
 			       IB_SA_MCMEMBER_REC_PORT_GID |
@@ -207,6 +206,17 @@ static int ipoib_ib_mcast_join(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 			       IB_SA_MCMEMBER_REC_JOIN_STATE;
 	struct ib_sa_multicast *sa_mc;
 
+	/*
+	 * RFC 4391 s10: a sender joins as SendOnlyNonMember, which creates
+	 * no group; the in-tree driver's SendOnlyFullMember (IBA 1.3)
+	 * creates it, so that the first packet never waits for a listener.
+	 */
+	if (!mc->sendonly)
+		rec.join_state = IPOIB_JOIN_FULL;
+	else if (ipoib_sendonly_nonmember)
+		rec.join_state = IPOIB_JOIN_SO_NONMEMBER;
+	else
+		rec.join_state = IPOIB_JOIN_SENDONLY;
 	memcpy(rec.mgid.raw, mc->mgid, sizeof(rec.mgid.raw));
 	if (mc != bc) {
 		if (!bc || bc->state != IPOIB_MCAST_JOINED)
@@ -324,6 +334,7 @@ const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.path_free	= ipoib_ib_path_free,
 	.mcast_join	= ipoib_ib_mcast_join,
 	.mcast_leave	= ipoib_ib_mcast_leave,
+	.mcast_watch	= ipoib_ib_mcast_watch,
 	.user_joined	= ipoib_ib_user_joined,
 	.cm_path	= ipoib_ib_cm_path,
 	.link_speed	= ipoib_ib_link_speed,

@@ -93,6 +93,33 @@ void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
 	ipoib_mcast_schedule(priv, 0);
 }
 
+/*
+ * Reported by the fabric (process context): the SA created or deleted
+ * mgid. Only groups we send to care; the next pass acts on it.
+ */
+void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
+			     bool created)
+{
+	struct ipoib_mcast *mc;
+
+	rcu_read_lock();
+	mc = ipoib_mcast_find(priv, mgid);
+	if (mc && mc->sendonly) {
+		spin_lock_bh(&priv->mcast_lock);
+		if (created)
+			mc->sa_created = true;
+		else
+			mc->sa_deleted = true;
+		spin_unlock_bh(&priv->mcast_lock);
+		atomic_long_inc(&priv->counters.mcast_sa_reports);
+		ipoib_mcast_dbg(priv, "the SA reports %pI6c %s\n", mgid,
+				created ? "created" : "deleted");
+	}
+	rcu_read_unlock();
+	if (mc)
+		ipoib_mcast_schedule(priv, 0);
+}
+
 /* Undo a membership: detach, leave, drop the address handle. */
 static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 					struct ipoib_mcast *mc)
@@ -303,6 +330,34 @@ static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
 }
 
 /*
+ * RFC 4391 s10: a SendOnlyNonMember sender waits for a listener's group.
+ * Created: a join that failed (or may yet fail, in flight) is tried at
+ * once. Deleted: the membership went with the group, and its MLID may
+ * name another group soon; wait for the next creation (or the backoff).
+ */
+static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
+				  struct ipoib_mcast *mc, bool created,
+				  bool deleted, bool done)
+{
+	if (deleted && mc->sendonly && mc->state == IPOIB_MCAST_JOINED &&
+	    !created) {
+		ipoib_mcast_drop_membership(priv, mc);
+		mc->state = IPOIB_MCAST_FAILED;
+		mc->backoff = IPOIB_MCAST_MAX_BACKOFF;
+		mc->retry_at = jiffies + mc->backoff * HZ;
+		return;
+	}
+	if (!created)
+		return;
+	if (mc->state == IPOIB_MCAST_FAILED) {
+		mc->backoff = 0;
+		mc->retry_at = jiffies;
+	} else if (!ipoib_mcast_settled(mc) && !done) {
+		mc->sm_new = true;
+	}
+}
+
+/*
  * The one transition function of a group. Inputs: the state, whether the
  * group is still wanted (full member or send-only), a completed fabric
  * join (join_done/join_status) and the retry time. Returns false when the
@@ -314,19 +369,25 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	bool wanted = up && (mc->wanted ||
 			     (mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
 	bool upgrade = up && mc->wanted && mc->sendonly;
-	bool done, lost;
+	bool done, lost, created, deleted;
 	int status;
 
 	spin_lock_bh(&priv->mcast_lock);
 	done = mc->join_done;
 	status = mc->join_status;
 	lost = mc->join_lost;
+	created = mc->sa_created;
+	deleted = mc->sa_deleted;
 	mc->join_done = false;
 	mc->join_lost = false;
+	mc->sa_created = false;
+	mc->sa_deleted = false;
 	spin_unlock_bh(&priv->mcast_lock);
 	/* a loss while a join is in flight was of the membership before */
 	if (lost && (mc->state == IPOIB_MCAST_JOINED || done))
 		mc->rejoin = true;
+	if (created || deleted)
+		ipoib_mcast_sa_report(priv, mc, created, deleted, done);
 
 	if (upgrade && (ipoib_mcast_settled(mc) || done)) {
 		ipoib_mcast_upgrade(priv, mc);
@@ -688,6 +749,8 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 /* Interface up: join the broadcast group, then the multicast list. */
 void ipoib_mcast_start(struct ipoib_dev *priv)
 {
+	if (ipoib_sendonly_nonmember && priv->fabric->mcast_watch)
+		priv->fabric->mcast_watch(priv, true);
 	clear_bit(IPOIB_FLAG_REJOIN, &priv->flags);
 	clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags);
 	set_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
@@ -698,6 +761,8 @@ void ipoib_mcast_start(struct ipoib_dev *priv)
 void ipoib_mcast_stop(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	if (priv->fabric->mcast_watch)
+		priv->fabric->mcast_watch(priv, false);
 	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
 	ipoib_mcast_run(priv, false);
 }

@@ -41,6 +41,26 @@
 
 #define PKEY_BASE_MASK		0x7fff
 
+/* InformInfo (IBA vol. 1 s15.2.5.12) */
+#define INFORM_OFF_LID_BEGIN	16
+#define INFORM_OFF_LID_END	18
+#define INFORM_OFF_GENERIC	22
+#define INFORM_OFF_SUBSCRIBE	23
+#define INFORM_OFF_TYPE		24
+#define INFORM_OFF_TRAP		26
+#define INFORM_OFF_QPN		28	/* QPN, then RespTimeValue */
+#define INFORM_OFF_PRODUCER	33
+#define INFORM_ANY16		0xffff
+#define INFORM_ANY24		0xffffffu
+
+/* Notice (IBA vol. 1 s13.4.8.2) */
+#define NOTICE_OFF_TYPE		0	/* IsGeneric, then Type */
+#define NOTICE_OFF_TRAP		4
+#define NOTICE_OFF_DETAILS	10
+#define NOTICE_GENERIC		0x80
+#define NOTICE_DETAILS_GID	6	/* traps 64-67: 6 reserved octets */
+#define NOTICE_TRAP_GID_FIRST	64	/* GID in service */
+
 static void ipw_put16(u8 *p, u16 v)
 {
 	p[0] = (u8)(v >> 8);
@@ -459,5 +479,56 @@ int ipoib_sid_qpn(u64 sid, u32 *qpn)
 	if (base != IPOIB_SID_RFC_BASE && base != IPOIB_SID_LINUX_BASE)
 		return -1;
 	*qpn = (u32)(sid & IPOIB_QPN_MASK);
+	return 0;
+}
+
+/**
+ * ipoib_sa_inform_pack - the InformInfo of a generic trap subscription
+ * @buf: %IPOIB_SA_INFORM_LEN octets
+ * @trap: the trap number, for example %IPOIB_TRAP_MCG_CREATED
+ * @subscribe: true to subscribe, false to cancel
+ * @qpn: the QP the Reports go to (only the low 24 bits are used)
+ *
+ * The GID is zero and the LID range 0xFFFF, so that the trap matches
+ * whoever issues it (the SM issues 66 and 67 for every group); Type and
+ * ProducerType are wildcards, RespTimeValue 0. An SA takes the QPN of a
+ * subscription from the request's source and matches a cancel by all of
+ * these fields, the QPN included.
+ */
+void ipoib_sa_inform_pack(u8 *buf, u16 trap, bool subscribe, u32 qpn)
+{
+	ipw_fill(buf, 0, IPOIB_SA_INFORM_LEN);
+	ipw_put16(buf + INFORM_OFF_LID_BEGIN, INFORM_ANY16);
+	ipw_put16(buf + INFORM_OFF_LID_END, 0);
+	buf[INFORM_OFF_GENERIC] = 1;
+	buf[INFORM_OFF_SUBSCRIBE] = subscribe;
+	ipw_put16(buf + INFORM_OFF_TYPE, INFORM_ANY16);
+	ipw_put16(buf + INFORM_OFF_TRAP, trap);
+	ipw_put24(buf + INFORM_OFF_QPN, qpn & IPOIB_QPN_MASK);
+	ipw_put24(buf + INFORM_OFF_PRODUCER, INFORM_ANY24);
+}
+
+/**
+ * ipoib_sa_notice_parse - read a generic MCG or GID trap out of a Notice
+ * @buf: the Notice, the data of a SubnAdmReport
+ * @len: octets in @buf
+ * @trap: set to the trap number
+ * @gid: %IPOIB_GID_LEN octets, set to the GID the trap names
+ *
+ * Return: 0 for a generic notice of trap 64 to 67, which carry a GID in
+ * their details; -1 for a short buffer or any other notice.
+ */
+int ipoib_sa_notice_parse(const u8 *buf, size_t len, u16 *trap, u8 *gid)
+{
+	u16 t;
+
+	if (len < IPOIB_SA_NOTICE_LEN || !(buf[NOTICE_OFF_TYPE] & NOTICE_GENERIC))
+		return -1;
+	t = ipw_get16(buf + NOTICE_OFF_TRAP);
+	if (t < NOTICE_TRAP_GID_FIRST || t > IPOIB_TRAP_MCG_DELETED)
+		return -1;
+	*trap = t;
+	ipw_copy(gid, buf + NOTICE_OFF_DETAILS + NOTICE_DETAILS_GID,
+		 IPOIB_GID_LEN);
 	return 0;
 }

@@ -122,4 +122,17 @@ u64 ipoib_sid_rfc(u32 qpn);
 u64 ipoib_sid_linux(u32 qpn);
 int ipoib_sid_qpn(u64 sid, u32 *qpn);
 
+/*
+ * Subnet administration event subscriptions (IBA vol. 1 s13.4.8 and
+ * s15.2.5.12): the InformInfo a subscriber sets, the Notice a Report
+ * carries. RFC 4391 s10 asks senders to follow MCG create and delete.
+ */
+#define IPOIB_SA_INFORM_LEN	36
+#define IPOIB_SA_NOTICE_LEN	80
+#define IPOIB_TRAP_MCG_CREATED	66
+#define IPOIB_TRAP_MCG_DELETED	67
+
+void ipoib_sa_inform_pack(u8 *buf, u16 trap, bool subscribe, u32 qpn);
+int ipoib_sa_notice_parse(const u8 *buf, size_t len, u16 *trap, u8 *gid);
+
 #endif /* IPOIB_WIRE_H */

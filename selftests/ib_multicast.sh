@@ -15,6 +15,12 @@
 #   back off (counted, and said in dmesg); when opensm returns (its sweep asks the
 #   ports to reregister) both succeed at once, not after the backoff
 #   (the join's had reached 8 s).
+# - with sendonly_nonmember=1 (RFC 4391 s10): a sender's
+#   SendOnlyNonMember join creates no group and backs off; a listener's
+#   join creates it, the SA reports it (trap 66, InformInfo) and the
+#   sender sends at once, not after its backoff; the listener leaves,
+#   the SA reports the deletion (trap 67) and the sender drops its
+#   membership; a new SA (opensm restarted) gets the subscriptions again.
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
@@ -34,18 +40,21 @@ opensm_start "$guid0"
 check "opensm on softib0 sweeps both ports to ACTIVE" wait_until 60 both_active
 [ "$CHECK_RC" = 0 ] || opensm_log "$guid0"
 
-check "modprobe ib_ipoib" modprobe ib_ipoib mcast_debug_level=1
-check "... an interface on each port" wait_until 10 both_ifs
-if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
-ip netns add b
-ip link set "$if1" netns b
-ip addr add 10.30.0.1/24 dev "$if0"
-ip -n b addr add 10.30.0.2/24 dev "$if1"
-ip link set "$if0" up
-ip -n b link set "$if1" up
-check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
-mcg0=/sys/kernel/debug/ipoib/${if0}_mcg
-mcg1=$(echo /sys/kernel/debug/ipoib/"$if1"@ns*_mcg)	# in namespace b
+ifs_up() {	# ifs_up [MODULE PARAMETER...]: softib1's interface in b
+	check "modprobe ib_ipoib $*" modprobe ib_ipoib mcast_debug_level=1 "$@"
+	check "... an interface on each port" wait_until 10 both_ifs
+	if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
+	ip netns add b 2>/dev/null
+	ip link set "$if1" netns b
+	ip addr add 10.30.0.1/24 dev "$if0"
+	ip -n b addr add 10.30.0.2/24 dev "$if1"
+	ip link set "$if0" up
+	ip -n b link set "$if1" up
+	check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+	mcg0=/sys/kernel/debug/ipoib/${if0}_mcg
+	mcg1=$(echo /sys/kernel/debug/ipoib/"$if1"@ns*_mcg)	# in namespace b
+}
+ifs_up
 
 # The SA's members, one line each: MGID PortGID JoinState (the low
 # nibble of saquery's ScopeState)
@@ -132,6 +141,52 @@ forgotten() {	# the SA answers (it lists g3) without the member in g5
 check "... the SA forgets it" wait_until 5 forgotten
 check "rmmod softib_member" rmmod softib_member
 
+# --- RFC 4391 s10: SendOnlyNonMember, and the SA's reports -------------
+check "ib_ipoib unloads" modprobe -r ib_ipoib
+ifs_up sendonly_nonmember=1
+following() {	# following CA N: the CA's port subscribed N times so far
+	[ "$(dmesg | grep -c "$1: port 1: following the SA's reports")" -ge "$2" ]
+}
+check "both ports subscribe to MCG create and delete (InformInfo)" \
+	wait_until 10 eval 'following softib0 1 && following softib1 1'
+saquery -C softib1 --smkey 1 IIR 2>&1 | sed 's/^/# IIR: /'
+check "... the SA lists softib0's subscription" \
+	sh -c "saquery -C softib1 --smkey 1 IIR | grep -q '${gid0#*::}'"
+g8=ff12:401b:ffff::f01:208
+# sends for 30 s: its group must not go idle meanwhile
+python3 "$mc" send 239.1.2.8 5004 "$if0" 600 &
+txpid=$!
+failed_send_join() {	# failed_send_join BACKOFF
+	dmesg | grep -q "$if0: join of $g8 failed: .*, backoff $1 s"
+}
+check "no listener: the sender's SendOnlyNonMember join fails" \
+	wait_until 10 failed_send_join 1
+check "... and creates no group" eval '! sa_members | grep -q "^$g8 "'
+check "... its retries back off to 8 s" wait_until 30 failed_send_join 8
+reports0=$(ifc=$if0 stat_of mcast_sa_reports)
+# the next retry is 8 s away: only the SA's report brings it sooner
+t0=$(date +%s.%N)
+ip netns exec b python3 "$mc" recv 239.1.2.8 5004 "$if1" 20 --count 5 >/tmp/rx8 &
+rxpid=$!
+check "a listener creates the group: its first datagram arrives" \
+	wait_until 10 eval '[ "$(received /tmp/rx8)" -ge 1 ]'
+t_first=$(echo "$(date +%s.%N) - $t0" | bc)
+log "from the listener's start to its first datagram: $t_first s"
+lim=$((2 * VM_SLOW < 6 ? 2 * VM_SLOW : 6))
+check "... within $lim s, not after the 8 s backoff" \
+	test "$(echo "$t_first < $lim" | bc)" = 1
+check "... the sender heard of it from the SA (mcast_sa_reports)" \
+	test "$(ifc=$if0 stat_of mcast_sa_reports)" -gt "$reports0"
+check "... and is a SendOnlyNonMember on the SA" sa_has "$g8" "$gid0" 0x4
+wait "$rxpid"
+check "the listener leaves: the group is gone from the SA" \
+	wait_until 10 eval '! sa_members | grep -q "^$g8 "'
+check "... the sender heard (deleted) and dropped its membership" \
+	wait_until 5 eval 'dmesg | grep -q "$if0: the SA reports $g8 deleted" &&
+		grep -q "GID: $g8 .*complete: no" "$mcg0"'
+kill "$txpid" 2>/dev/null
+wait "$txpid"
+
 # --- no SA ---------------------------------------------------------------
 # children of partition 0x0123 on both ports, not yet talking: their
 # first path query will find no SA
@@ -189,6 +244,8 @@ log "from opensm's start: join again in $t_join s, path in $t_path s"
 lim=$((4 * VM_SLOW < 7 ? 4 * VM_SLOW : 7))
 check "... the join within $lim s of opensm's start, the path within $((lim + 1)) s" \
 	test "$(echo "$t_join < $lim && $t_path < $lim + 1" | bc)" = 1
+check "... the ports subscribe again with the new SA" \
+	wait_until 10 eval 'following softib0 2 && following softib1 2'
 python3 "$mc" send 239.1.2.7 5003 "$if0" 10
 check "... and the group carries traffic" \
 	wait_until 5 eval '[ "$(received /tmp/rx7)" = 10 ]'

@@ -272,6 +272,25 @@ static void fuzz_sid(const u8 *data, size_t size)
 	FUZZ_ASSERT(ipoib_sid_rfc((u32)sid) != ipoib_sid_linux((u32)sid));
 }
 
+static void fuzz_sa(const u8 *data, size_t size)
+{
+	u8 buf[IPOIB_SA_INFORM_LEN], gid[IPOIB_GID_LEN];
+	u16 trap;
+
+	if (ipoib_sa_notice_parse(data, size, &trap, gid) == 0) {
+		FUZZ_ASSERT(size >= IPOIB_SA_NOTICE_LEN && (data[0] & 0x80));
+		FUZZ_ASSERT(trap >= 64 && trap <= IPOIB_TRAP_MCG_DELETED &&
+			    trap == be16(data + 4));
+		FUZZ_ASSERT(!memcmp(gid, data + 16, IPOIB_GID_LEN));
+	}
+	if (size < 4)
+		return;
+	ipoib_sa_inform_pack(buf, be16(data), data[2] & 1, be32(data));
+	FUZZ_ASSERT(be16(buf + 26) == be16(data) && buf[23] == (data[2] & 1));
+	FUZZ_ASSERT(be24(buf + 28) == (be32(data) & IPOIB_QPN_MASK) && !buf[31]);
+	FUZZ_ASSERT(all_equal(buf, 0, 16) && buf[22] == 1);
+}
+
 int FUZZ_ENTRY(const u8 *data, size_t size)
 {
 	fuzz_encap(data, size);
@@ -281,5 +300,6 @@ int FUZZ_ENTRY(const u8 *data, size_t size)
 	fuzz_pdata(data, size);
 	fuzz_csum_imm(data, size);
 	fuzz_sid(data, size);
+	fuzz_sa(data, size);
 	return 0;
 }

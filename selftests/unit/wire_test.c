@@ -507,6 +507,66 @@ static void test_sid(void)
 	      "sid qpn: rejects non-zero Type/Reserved and other prefixes");
 }
 
+/* The layouts as IBA vol. 1 tables 174 (InformInfo) and 171 (Notice) draw them */
+static void test_sa(void)
+{
+	static const u8 want_inform[IPOIB_SA_INFORM_LEN] = {
+		[16] = 0xff, [17] = 0xff,		/* LIDRangeBegin: any */
+		[22] = 1, [23] = 1,			/* IsGeneric, Subscribe */
+		[24] = 0xff, [25] = 0xff,		/* Type: any */
+		[26] = 0x00, [27] = 66,			/* TrapNumber */
+		[30] = 0x01,				/* QPN 1, RespTime 0 */
+		[33] = 0xff, [34] = 0xff, [35] = 0xff,	/* ProducerType: any */
+	};
+	u8 buf[IPOIB_SA_INFORM_LEN + 4], notice[IPOIB_SA_NOTICE_LEN];
+	u8 gid[IPOIB_GID_LEN], mgid[IPOIB_GID_LEN];
+	u16 trap = 0;
+	size_t i;
+
+	memset(buf, POISON, sizeof(buf));
+	ipoib_sa_inform_pack(buf, IPOIB_TRAP_MCG_CREATED, true, 1);
+	check_bytes(buf, want_inform, IPOIB_SA_INFORM_LEN,
+		    "inform pack: MCG created, any issuer, type and producer");
+	check(all_poison(buf + IPOIB_SA_INFORM_LEN, 4),
+	      "inform pack: writes exactly 36 octets");
+	ipoib_sa_inform_pack(buf, IPOIB_TRAP_MCG_DELETED, false, 0x1abcdef);
+	check(buf[23] == 0 && buf[27] == 67 && buf[16] == 0xff &&
+	      buf[28] == 0xab && buf[29] == 0xcd && buf[30] == 0xef &&
+	      buf[31] == 0, "inform pack: cancel of MCG deleted, QPN masked");
+
+	/* what opensm reports: generic, type 4 (subnet management), producer 4 */
+	memset(notice, 0, sizeof(notice));
+	notice[0] = 0x84;
+	notice[3] = 4;
+	notice[5] = 66;
+	notice[6] = 0x00;
+	notice[7] = 0x01;				/* IssuerLID */
+	for (i = 0; i < IPOIB_GID_LEN; i++) {
+		mgid[i] = (u8)(0xf0 + i);
+		notice[16 + i] = mgid[i];		/* details + 6 */
+		notice[64 + i] = 0xaa;			/* IssuerGID: the SM */
+	}
+	memset(gid, 0, sizeof(gid));
+	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == 0 &&
+	      trap == 66 && !memcmp(gid, mgid, IPOIB_GID_LEN),
+	      "notice parse: trap 66 names the MGID in its details, not the issuer");
+	notice[5] = 67;
+	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == 0 &&
+	      trap == 67, "notice parse: trap 67");
+	check(ipoib_sa_notice_parse(notice, IPOIB_SA_NOTICE_LEN - 1, &trap,
+				    gid) == -1, "notice parse: 79 octets rejected");
+	notice[5] = 128;
+	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == -1,
+	      "notice parse: trap 128 (link state) rejected");
+	notice[5] = 63;
+	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == -1,
+	      "notice parse: trap 63 rejected");
+	notice[5] = 66;
+	notice[0] = 0x04;
+	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == -1,
+	      "notice parse: vendor notice (IsGeneric 0) rejected");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -518,6 +578,7 @@ int main(void)
 	test_pdata();
 	test_csum_imm();
 	test_sid();
+	test_sa();
 	printf("1..%d\n", n_tests);
 	if (n_failed)
 		printf("# %d of %d checks failed\n", n_failed, n_tests);
