@@ -196,10 +196,19 @@ struct ipoib_fabric_ops {
 	/*
 	 * Follow the creation and deletion of groups while @on (under RTNL,
 	 * may sleep): the fabric reports them with ipoib_mcast_group_event()
-	 * until the call with @on false returns. NULL: no fabric event
-	 * tells of groups (on RoCE a send needs no group).
+	 * until the call with @on false returns. An error (only when
+	 * turning on, said in the log): not watching. NULL: no fabric
+	 * event tells of groups (on RoCE a send needs no group).
 	 */
-	void (*mcast_watch)(struct ipoib_dev *priv, bool on);
+	int (*mcast_watch)(struct ipoib_dev *priv, bool on);
+	/*
+	 * While @on (and watching; under RTNL), report every group of the
+	 * interface's partition that the fabric knows with
+	 * ipoib_mcast_group_event(created): soon, and again whenever the
+	 * fabric's view is renewed (a new SM). An error: not listing.
+	 * NULL: the fabric cannot list its groups.
+	 */
+	int (*mcast_list)(struct ipoib_dev *priv, bool on);
 	/*
 	 * The primary path for a CM REQ to a resolved path's GID (atomic
 	 * context, path READY): the SA's record on IB, a RoCE v2 record
@@ -215,10 +224,15 @@ extern const struct ipoib_fabric_ops ipoib_fabric_ib;
 extern const struct ipoib_fabric_ops ipoib_fabric_roce;
 const struct ipoib_fabric_ops *ipoib_fabric_for_port(struct ib_device *ca,
 						     u32 port);
-void ipoib_fabric_ib_register(void);
-/* ipoib_fabric_ib_notice.c: the IB fabric's mcast_watch */
-void ipoib_ib_mcast_watch(struct ipoib_dev *priv, bool on);
+int ipoib_fabric_ib_register(void);
 void ipoib_fabric_ib_unregister(void);
+/* after an RDMA device's interfaces are gone, before it goes */
+void ipoib_fabric_ib_flush(void);
+/* ipoib_fabric_ib_notice.c: the IB fabric's mcast_watch and mcast_list */
+int ipoib_ib_notice_init(void);
+void ipoib_ib_notice_exit(void);
+int ipoib_ib_mcast_watch(struct ipoib_dev *priv, bool on);
+int ipoib_ib_mcast_list(struct ipoib_dev *priv, bool on);
 
 /* One RDMA device we serve; the ib_client's per-device data. */
 struct ipoib_hca {
@@ -303,9 +317,11 @@ struct ipoib_mcast {
 	bool attached;			/* QP attached (full member) */
 	bool rejoin;			/* lost on the SA; waits for the link */
 	bool sm_new;			/* joining when the SM or SA changed */
-	/* the SA reported the group created or deleted (under mcast_lock) */
-	bool sa_created;
-	bool sa_deleted;
+	bool nonmember;			/* the join is a NonMember's (router) */
+	/* under mcast_lock: */
+	bool router;			/* listed or reported while allmulti */
+	bool sa_created;		/* the SA reported it created ... */
+	bool sa_deleted;		/* ... or deleted */
 	unsigned int backoff;		/* seconds, capped */
 	unsigned long retry_at;
 	unsigned long created;
@@ -507,6 +523,11 @@ struct ipoib_dev {
 	struct delayed_work mcast_work;
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */
 	unsigned int mcast_mtu;		/* broadcast group's IB MTU */
+	bool mcast_router;		/* IFF_ALLMULTI in effect (RFC 4391 s11) */
+	bool mcast_allmulti;		/* IFF_ALLMULTI as last seen */
+	bool mcast_watching;		/* the fabric's mcast_watch is on */
+	bool mcast_listing;		/* the fabric's mcast_list is on */
+	u32 mcast_router_count;		/* groups with router set (mcast_lock) */
 	unsigned int admin_mtu;		/* set by the user; 0: follow group */
 	bool mtu_internal;		/* our own dev_set_mtu() is running */
 

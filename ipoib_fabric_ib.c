@@ -10,19 +10,26 @@
 
 #define IPOIB_SA_TIMEOUT_MS	1000
 #define IPOIB_JOIN_FULL		1	/* JoinState: FullMember */
-#define IPOIB_JOIN_SENDONLY	8	/* JoinState: SendOnlyFullMember */
+#define IPOIB_JOIN_NONMEMBER	2	/* JoinState: NonMember */
 #define IPOIB_JOIN_SO_NONMEMBER	4	/* JoinState: SendOnlyNonMember */
+#define IPOIB_JOIN_SENDONLY	8	/* JoinState: SendOnlyFullMember */
 
 static struct ib_sa_client ipoib_sa_client;
 
-void ipoib_fabric_ib_register(void)
+int ipoib_fabric_ib_register(void)
 {
+	int ret = ipoib_ib_notice_init();
+
+	if (ret)
+		return ret;
 	ib_sa_register_client(&ipoib_sa_client);
+	return 0;
 }
 
 void ipoib_fabric_ib_unregister(void)
 {
 	ib_sa_unregister_client(&ipoib_sa_client);
+	ipoib_ib_notice_exit();
 }
 
 /*
@@ -211,7 +218,9 @@ static int ipoib_ib_mcast_join(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 	 * no group; the in-tree driver's SendOnlyFullMember (IBA 1.3)
 	 * creates it, so that the first packet never waits for a listener.
 	 */
-	if (!mc->sendonly)
+	if (mc->nonmember)
+		rec.join_state = IPOIB_JOIN_NONMEMBER;	/* RFC 4391 s11 */
+	else if (!mc->sendonly)
 		rec.join_state = IPOIB_JOIN_FULL;
 	else if (ipoib_sendonly_nonmember)
 		rec.join_state = IPOIB_JOIN_SO_NONMEMBER;
@@ -335,6 +344,7 @@ const struct ipoib_fabric_ops ipoib_fabric_ib = {
 	.mcast_join	= ipoib_ib_mcast_join,
 	.mcast_leave	= ipoib_ib_mcast_leave,
 	.mcast_watch	= ipoib_ib_mcast_watch,
+	.mcast_list	= ipoib_ib_mcast_list,
 	.user_joined	= ipoib_ib_user_joined,
 	.cm_path	= ipoib_ib_cm_path,
 	.link_speed	= ipoib_ib_link_speed,

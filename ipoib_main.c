@@ -894,6 +894,8 @@ static void ipoib_remove_one(struct ib_device *ca, void *client_data)
 		unregister_netdevice_queue(priv->dev, &kill);
 	unregister_netdevice_many(&kill);
 	rtnl_unlock();
+	/* the fabric's per-port agents go before the device's MAD ports */
+	ipoib_fabric_ib_flush();
 	WARN_ON(!list_empty(&hca->ports));
 	ipoib_hca_put(hca);
 	wait_for_completion(&hca->gone);
@@ -939,7 +941,9 @@ static int __init ipoib_init(void)
 	if (ret)
 		return ret;
 	ipoib_fs_init();
-	ipoib_fabric_ib_register();
+	ret = ipoib_fabric_ib_register();
+	if (ret)
+		goto out_fs;
 	ret = register_netdevice_notifier(&ipoib_netdev_notifier);
 	if (ret)
 		goto out_fabric;
@@ -957,6 +961,7 @@ out_notifier:
 	unregister_netdevice_notifier(&ipoib_netdev_notifier);
 out_fabric:
 	ipoib_fabric_ib_unregister();
+out_fs:
 	ipoib_fs_exit();
 	ipoib_rtnl_exit();
 	return ret;

@@ -35,6 +35,29 @@ static struct ipoib_mcast *ipoib_mcast_find(struct ipoib_dev *priv,
 	return NULL;
 }
 
+static const char *ipoib_mcast_kind(const struct ipoib_mcast *mc)
+{
+	return mc->sendonly ? "send-only" :
+	       mc->nonmember ? "non-member" : "full member";
+}
+
+/* Router groups on one interface, at most (RFC 4391 s11) */
+#define IPOIB_MAX_ROUTER	1024
+
+/* Under mcast_lock: priv->mcast_router_count counts them. */
+static void ipoib_mcast_set_router(struct ipoib_dev *priv,
+				   struct ipoib_mcast *mc, bool on)
+{
+	lockdep_assert_held(&priv->mcast_lock);
+	if (mc->router == on)
+		return;
+	mc->router = on;
+	if (on)
+		priv->mcast_router_count++;
+	else
+		priv->mcast_router_count--;
+}
+
 static struct ipoib_mcast *ipoib_mcast_new(struct ipoib_dev *priv,
 					   const u8 *mgid, gfp_t gfp)
 {
@@ -93,33 +116,6 @@ void ipoib_mcast_joined(struct ipoib_mcast *mc, int status)
 	ipoib_mcast_schedule(priv, 0);
 }
 
-/*
- * Reported by the fabric (process context): the SA created or deleted
- * mgid. Only groups we send to care; the next pass acts on it.
- */
-void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
-			     bool created)
-{
-	struct ipoib_mcast *mc;
-
-	rcu_read_lock();
-	mc = ipoib_mcast_find(priv, mgid);
-	if (mc && mc->sendonly) {
-		spin_lock_bh(&priv->mcast_lock);
-		if (created)
-			mc->sa_created = true;
-		else
-			mc->sa_deleted = true;
-		spin_unlock_bh(&priv->mcast_lock);
-		atomic_long_inc(&priv->counters.mcast_sa_reports);
-		ipoib_mcast_dbg(priv, "the SA reports %pI6c %s\n", mgid,
-				created ? "created" : "deleted");
-	}
-	rcu_read_unlock();
-	if (mc)
-		ipoib_mcast_schedule(priv, 0);
-}
-
 /* Undo a membership: detach, leave, drop the address handle. */
 static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 					struct ipoib_mcast *mc)
@@ -163,13 +159,19 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	}
 	mc->sm_new = false;
 	mc->state = IPOIB_MCAST_FAILED;
+	/* a NonMember join fails for a group gone: the router lets it go */
+	if (mc->nonmember) {
+		spin_lock_bh(&priv->mcast_lock);
+		ipoib_mcast_set_router(priv, mc, false);
+		spin_unlock_bh(&priv->mcast_lock);
+	}
 	ipoib_mcast_dbg(priv, "join of %pI6c failed: %d, backoff %u s\n",
 			mc->mgid, status, mc->backoff);
 	DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&mc->queue));
 	skb_queue_purge(&mc->queue);
 	/* RFC 4391 s12: multicast failures are worth a (rate-limited) word */
 	ipoib_warn_rl(priv, "%s join of %pI6 failed: %d, retry in %u s\n",
-		      mc->sendonly ? "send-only" : "full-member", mc->mgid,
+		      ipoib_mcast_kind(mc), mc->mgid,
 		      status, mc->backoff);
 }
 
@@ -244,17 +246,20 @@ static bool ipoib_mcast_settled(const struct ipoib_mcast *mc)
 }
 
 /*
- * A send-only group that the multicast list now wants: leave whatever
- * send-only membership there is (or wait for its join to end first: a
- * join in flight is the fabric's) and start again as a full member.
+ * The group is wanted as another kind of member: a send-only group that
+ * the multicast list or a router now wants, a router's NonMember group
+ * that a socket joins or leaves. Leave whatever membership there is (or
+ * wait for its join to end first: a join in flight is the fabric's) and
+ * start again as the new kind.
  */
-static void ipoib_mcast_upgrade(struct ipoib_dev *priv,
-				struct ipoib_mcast *mc)
+static void ipoib_mcast_rekind(struct ipoib_dev *priv, struct ipoib_mcast *mc,
+			       bool nonmember)
 {
 	if (mc->state != IPOIB_MCAST_IDLE && mc->state != IPOIB_MCAST_FAILED)
 		ipoib_mcast_drop_membership(priv, mc);
 	spin_lock_bh(&priv->mcast_lock);
 	mc->sendonly = false;
+	mc->nonmember = nonmember;
 	spin_unlock_bh(&priv->mcast_lock);
 	mc->state = IPOIB_MCAST_IDLE;
 	mc->backoff = 0;
@@ -298,7 +303,7 @@ static void ipoib_mcast_start_join(struct ipoib_dev *priv,
 
 	mc->state = IPOIB_MCAST_JOINING;
 	ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
-			mc->sendonly ? "send-only" : "full member");
+			ipoib_mcast_kind(mc));
 	atomic_long_inc(&priv->counters.mcast_joins);
 	ret = priv->fabric->mcast_join(priv, mc);
 	if (ret) {
@@ -323,7 +328,7 @@ static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
 	mc->backoff = 0;
 	mc->sm_new = false;
 	ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
-			mc->sendonly ? "send-only" : "full member");
+			ipoib_mcast_kind(mc));
 	ipoib_mcast_flush_queue(mc);
 	if (mc->rejoin)
 		ipoib_mcast_rejoin(priv, mc);
@@ -331,21 +336,22 @@ static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
 
 /*
  * RFC 4391 s10: a SendOnlyNonMember sender waits for a listener's group.
- * Created: a join that failed (or may yet fail, in flight) is tried at
- * once. Deleted: the membership went with the group, and its MLID may
- * name another group soon; wait for the next creation (or the backoff).
+ * Deleted (first: a report of both is a group made again, perhaps on
+ * another MLID): the membership went with the group; a sender or router
+ * waits for the next creation (or the backoff), a full member joins
+ * again. Created: a join that failed (or may yet fail, in flight) is
+ * tried at once.
  */
 static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 				  struct ipoib_mcast *mc, bool created,
 				  bool deleted, bool done)
 {
-	if (deleted && mc->sendonly && mc->state == IPOIB_MCAST_JOINED &&
-	    !created) {
+	if (deleted && (mc->state == IPOIB_MCAST_JOINED ||
+			mc->state == IPOIB_MCAST_REJOINING)) {
 		ipoib_mcast_drop_membership(priv, mc);
 		mc->state = IPOIB_MCAST_FAILED;
-		mc->backoff = IPOIB_MCAST_MAX_BACKOFF;
+		mc->backoff = mc->wanted ? 0 : IPOIB_MCAST_MAX_BACKOFF;
 		mc->retry_at = jiffies + mc->backoff * HZ;
-		return;
 	}
 	if (!created)
 		return;
@@ -359,17 +365,15 @@ static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 
 /*
  * The one transition function of a group. Inputs: the state, whether the
- * group is still wanted (full member or send-only), a completed fabric
- * join (join_done/join_status) and the retry time. Returns false when the
- * group is finished and must be freed.
+ * group is still wanted and as which kind of member (full, a router's
+ * NonMember, send-only), a completed fabric join (join_done/join_status),
+ * the SA's reports and the retry time. Returns false when the group is
+ * finished and must be freed.
  */
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
-	bool wanted = up && (mc->wanted ||
-			     (mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
-	bool upgrade = up && mc->wanted && mc->sendonly;
-	bool done, lost, created, deleted;
+	bool done, lost, created, deleted, router, wanted, nonmember;
 	int status;
 
 	spin_lock_bh(&priv->mcast_lock);
@@ -382,15 +386,25 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	mc->join_lost = false;
 	mc->sa_created = false;
 	mc->sa_deleted = false;
+	/* a group gone, or routing off: nothing to route */
+	if ((deleted && !created) || !priv->mcast_router)
+		ipoib_mcast_set_router(priv, mc, false);
+	router = up && mc->router;
 	spin_unlock_bh(&priv->mcast_lock);
+	wanted = up && (mc->wanted || router ||
+			(mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
+	/* RFC 4391 s11: a router's join is a NonMember's, kept by no one */
+	nonmember = router && !mc->wanted;
 	/* a loss while a join is in flight was of the membership before */
 	if (lost && (mc->state == IPOIB_MCAST_JOINED || done))
 		mc->rejoin = true;
 	if (created || deleted)
 		ipoib_mcast_sa_report(priv, mc, created, deleted, done);
 
-	if (upgrade && (ipoib_mcast_settled(mc) || done)) {
-		ipoib_mcast_upgrade(priv, mc);
+	if (wanted && (nonmember != mc->nonmember ||
+		       (mc->sendonly && (mc->wanted || router))) &&
+	    (ipoib_mcast_settled(mc) || done)) {
+		ipoib_mcast_rekind(priv, mc, nonmember);
 		done = false;
 	}
 
@@ -448,6 +462,51 @@ static bool ipoib_mcast_ours(struct ipoib_dev *priv, const u8 *mgid)
 
 	return !ipoib_mgid_parse(mgid, &scope, NULL, &pkey) &&
 	       scope == priv->scope && pkey == priv->pkey;
+}
+
+/*
+ * Reported by the fabric (process context): the SA created or deleted
+ * mgid, or listed it (created). Groups we send to care (RFC 4391 s10);
+ * a router (IFF_ALLMULTI) takes every new group of its partition and
+ * scope (s11). The next pass acts on it.
+ */
+void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
+			     bool created)
+{
+	bool router = created && READ_ONCE(priv->mcast_router) &&
+		      ipoib_mcast_ours(priv, mgid) &&
+		      !ipoib_mcast_is_broadcast(priv, mgid);
+	struct ipoib_mcast *mc, *fresh = NULL;
+
+	if (router)
+		fresh = ipoib_mcast_new(priv, mgid, GFP_KERNEL);
+	spin_lock_bh(&priv->mcast_lock);
+	mc = ipoib_mcast_find(priv, mgid);
+	if (!mc && fresh && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags)) {
+		if (priv->mcast_router_count < IPOIB_MAX_ROUTER) {
+			list_add_tail_rcu(&fresh->list, &priv->mcasts);
+			mc = fresh;
+			fresh = NULL;
+		} else {
+			ipoib_warn_rl(priv, "allmulticast: %u groups already, %pI6 not joined\n",
+				      IPOIB_MAX_ROUTER, mgid);
+		}
+	}
+	if (mc && created) {
+		mc->sa_created = true;
+		if (router)
+			ipoib_mcast_set_router(priv, mc, true);
+	} else if (mc) {
+		mc->sa_deleted = true;
+	}
+	spin_unlock_bh(&priv->mcast_lock);
+	kfree(fresh);
+	if (!mc)
+		return;
+	atomic_long_inc(&priv->counters.mcast_sa_reports);
+	ipoib_mcast_dbg(priv, "the SA reports %pI6c %s\n", mgid,
+			created ? "created" : "deleted");
+	ipoib_mcast_schedule(priv, 0);
 }
 
 /*
@@ -533,6 +592,55 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 }
 
 /*
+ * RFC 4391 s10 and s11: follow the fabric's groups while sending as a
+ * SendOnlyNonMember or routing (IFF_ALLMULTI), and have them listed
+ * while routing (the fabric lists again after an SM change). Returns
+ * true to be called again soon: the fabric refused.
+ */
+static bool ipoib_mcast_follow(struct ipoib_dev *priv, bool up)
+{
+	const struct ipoib_fabric_ops *f = priv->fabric;
+	bool oper = test_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	bool allmulti = oper && (priv->dev->flags & IFF_ALLMULTI);
+	bool routing = allmulti && f->mcast_list;
+	/* not up for a moment (a port event's pass): the watch stays */
+	bool watch = oper && f->mcast_watch &&
+		     (ipoib_sendonly_nonmember || routing);
+	int ret;
+
+	ASSERT_RTNL();
+	if (allmulti != priv->mcast_allmulti) {
+		priv->mcast_allmulti = allmulti;
+		if (routing)
+			netdev_info(priv->dev, "allmulticast: receiving every IP multicast group of the partition as a NonMember (RFC 4391 s11)\n");
+		else if (allmulti)
+			netdev_info(priv->dev, "allmulticast: no effect here (this fabric cannot list its groups)\n");
+	}
+	if (watch != priv->mcast_watching) {
+		if (!watch && priv->mcast_listing) {
+			f->mcast_list(priv, false);
+			priv->mcast_listing = false;
+		}
+		ret = f->mcast_watch(priv, watch);
+		if (ret)
+			return true;	/* said why; again soon */
+		priv->mcast_watching = watch;
+	}
+	if (routing != priv->mcast_listing) {
+		ret = f->mcast_list(priv, routing);
+		if (ret) {
+			ipoib_warn_rl(priv, "allmulticast: cannot list the groups: %d\n",
+				      ret);
+			return true;
+		}
+		priv->mcast_listing = routing;
+	}
+	/* groups join as a router's only while the port is up */
+	WRITE_ONCE(priv->mcast_router, routing && up);
+	return false;
+}
+
+/*
  * One pass over all groups. Under RTNL: the underlay's IPv6 group joins
  * need it on 6.1, and so do the MTU and the carrier. Nothing called from
  * here may take RTNL itself (ib_query_port() does on rxe).
@@ -541,6 +649,7 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 {
 	unsigned long next = 0;
 	struct ipoib_mcast *mc, *tmp;
+	bool sm_new;
 
 	ASSERT_RTNL();
 	mutex_lock(&priv->mcast_mutex);
@@ -556,8 +665,11 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 			next = jiffies + HZ;
 		}
 	}
+	if (ipoib_mcast_follow(priv, up) && !next)
+		next = jiffies + HZ;
+	sm_new = test_and_clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags);
 	/* a new SM or SA answers now: a backoff meant for the old one ends */
-	if (test_and_clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags))
+	if (sm_new)
 		list_for_each_entry(mc, &priv->mcasts, list) {
 			if (mc->state == IPOIB_MCAST_FAILED) {
 				mc->retry_at = jiffies;
@@ -571,6 +683,7 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
 		if (!ipoib_mcast_step(priv, mc, up)) {
 			spin_lock_bh(&priv->mcast_lock);
+			ipoib_mcast_set_router(priv, mc, false);
 			list_del_rcu(&mc->list);
 			spin_unlock_bh(&priv->mcast_lock);
 			if (mc == priv->broadcast)
@@ -652,11 +765,11 @@ void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
 	rcu_read_lock();
 	list_for_each_entry_rcu(mc, &priv->mcasts, list) {
 		spin_lock_bh(&priv->mcast_lock);
-		seq_printf(m, "GID: %pI6c created: %lu queuelen: %u complete: %s send_only: %s Q_Key: 0x%08x MLID: 0x%04x MTU: %u rate: %u\n",
+		seq_printf(m, "GID: %pI6c created: %lu queuelen: %u complete: %s send_only: %s Q_Key: 0x%08x MLID: 0x%04x MTU: %u rate: %u join: %s\n",
 			   mc->mgid, mc->created, skb_queue_len(&mc->queue),
 			   mc->ah ? "yes" : "no", mc->sendonly ? "yes" : "no",
 			   mc->joined.qkey, mc->joined.mlid, mc->joined.mtu,
-			   mc->joined.rate);
+			   mc->joined.rate, ipoib_mcast_kind(mc));
 		spin_unlock_bh(&priv->mcast_lock);
 	}
 	rcu_read_unlock();
@@ -749,8 +862,6 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 /* Interface up: join the broadcast group, then the multicast list. */
 void ipoib_mcast_start(struct ipoib_dev *priv)
 {
-	if (ipoib_sendonly_nonmember && priv->fabric->mcast_watch)
-		priv->fabric->mcast_watch(priv, true);
 	clear_bit(IPOIB_FLAG_REJOIN, &priv->flags);
 	clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags);
 	set_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
@@ -761,8 +872,6 @@ void ipoib_mcast_start(struct ipoib_dev *priv)
 void ipoib_mcast_stop(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
-	if (priv->fabric->mcast_watch)
-		priv->fabric->mcast_watch(priv, false);
 	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
 	ipoib_mcast_run(priv, false);
 }

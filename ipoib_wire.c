@@ -49,9 +49,14 @@
 #define INFORM_OFF_TYPE		24
 #define INFORM_OFF_TRAP		26
 #define INFORM_OFF_QPN		28	/* QPN, then RespTimeValue */
+/* 4.096 us << 18: about a second for our ReportResp */
+#define INFORM_RESP_TIME	18
 #define INFORM_OFF_PRODUCER	33
 #define INFORM_ANY16		0xffff
 #define INFORM_ANY24		0xffffffu
+
+/* MCMemberRecord (IBA vol. 1 s15.2.5.17): MGID first */
+#define MCMEMBER_OFF_PKEY	40
 
 /* Notice (IBA vol. 1 s13.4.8.2) */
 #define NOTICE_OFF_TYPE		0	/* IsGeneric, then Type */
@@ -491,9 +496,9 @@ int ipoib_sid_qpn(u64 sid, u32 *qpn)
  *
  * The GID is zero and the LID range 0xFFFF, so that the trap matches
  * whoever issues it (the SM issues 66 and 67 for every group); Type and
- * ProducerType are wildcards, RespTimeValue 0. An SA takes the QPN of a
- * subscription from the request's source and matches a cancel by all of
- * these fields, the QPN included.
+ * ProducerType are wildcards, RespTimeValue about 1 s. An SA takes the
+ * QPN of a subscription from the request's source and matches a cancel
+ * by all of these fields, the QPN included.
  */
 void ipoib_sa_inform_pack(u8 *buf, u16 trap, bool subscribe, u32 qpn)
 {
@@ -505,6 +510,7 @@ void ipoib_sa_inform_pack(u8 *buf, u16 trap, bool subscribe, u32 qpn)
 	ipw_put16(buf + INFORM_OFF_TYPE, INFORM_ANY16);
 	ipw_put16(buf + INFORM_OFF_TRAP, trap);
 	ipw_put24(buf + INFORM_OFF_QPN, qpn & IPOIB_QPN_MASK);
+	buf[INFORM_OFF_QPN + 3] = INFORM_RESP_TIME;
 	ipw_put24(buf + INFORM_OFF_PRODUCER, INFORM_ANY24);
 }
 
@@ -531,4 +537,33 @@ int ipoib_sa_notice_parse(const u8 *buf, size_t len, u16 *trap, u8 *gid)
 	ipw_copy(gid, buf + NOTICE_OFF_DETAILS + NOTICE_DETAILS_GID,
 		 IPOIB_GID_LEN);
 	return 0;
+}
+
+/**
+ * ipoib_sa_mcmember_query_pack - an MCMemberRecord that asks for a P_Key
+ * @buf: %IPOIB_SA_MCMEMBER_LEN octets
+ * @pkey: the partition whose groups a GetTable lists (its component
+ *	mask names only the P_Key)
+ */
+void ipoib_sa_mcmember_query_pack(u8 *buf, u16 pkey)
+{
+	ipw_fill(buf, 0, IPOIB_SA_MCMEMBER_LEN);
+	ipw_put16(buf + MCMEMBER_OFF_PKEY, pkey);
+}
+
+/**
+ * ipoib_sa_table_count - how many MCMemberRecords a GetTableResp holds
+ * @data_len: octets of data after the SA header, all segments together
+ * @attr_offset: the SA header's AttributeOffset, in units of 8 octets
+ *
+ * Return: the number of whole records; 0 if the stride is shorter than a
+ * record (the SA pads each record to the stride, it never truncates).
+ */
+size_t ipoib_sa_table_count(size_t data_len, u16 attr_offset)
+{
+	size_t stride = (size_t)attr_offset * 8;
+
+	if (stride < IPOIB_SA_MCMEMBER_LEN)
+		return 0;
+	return data_len / stride;
 }

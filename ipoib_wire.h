@@ -133,6 +133,11 @@ int ipoib_sid_qpn(u64 sid, u32 *qpn);
 #define IPOIB_TRAP_MCG_DELETED	67
 
 void ipoib_sa_inform_pack(u8 *buf, u16 trap, bool subscribe, u32 qpn);
+
+/* MCMemberRecord (IBA vol. 1 s15.2.5.17): a GetTable of a partition's groups */
+#define IPOIB_SA_MCMEMBER_LEN	52
+void ipoib_sa_mcmember_query_pack(u8 *buf, u16 pkey);
+size_t ipoib_sa_table_count(size_t data_len, u16 attr_offset);
 int ipoib_sa_notice_parse(const u8 *buf, size_t len, u16 *trap, u8 *gid);
 
 #endif /* IPOIB_WIRE_H */

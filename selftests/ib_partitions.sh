@@ -75,9 +75,9 @@ check "... the 0x0123 children's MTU is theirs: 2048 - 4" \
 bcast=$(grep '^GID: ff12:401b:8123::ffff:ffff ' "/sys/kernel/debug/ipoib/${c0}_mcg")
 log "the child's broadcast group: $bcast"
 check "... the child's broadcast group: Q_Key 0x12345678, MTU 2048, rate 3 (10 Gb/s)" \
-	grep -q 'complete: yes .*Q_Key: 0x12345678 MLID: 0x[0-9a-f]* MTU: 2048 rate: 3$' <<<"$bcast"
+	grep -q 'complete: yes .*Q_Key: 0x12345678 MLID: 0x[0-9a-f]* MTU: 2048 rate: 3 join: full member$' <<<"$bcast"
 check "... the parent's: Q_Key 0x00000b1b, MTU 4096, rate 7 (40 Gb/s)" \
-	grep -q '^GID: ff12:401b:ffff::ffff:ffff .*complete: yes .*Q_Key: 0x00000b1b MLID: 0x[0-9a-f]* MTU: 4096 rate: 7$' \
+	grep -q '^GID: ff12:401b:ffff::ffff:ffff .*complete: yes .*Q_Key: 0x00000b1b MLID: 0x[0-9a-f]* MTU: 4096 rate: 7 join: full member$' \
 	"/sys/kernel/debug/ipoib/${if0}_mcg"
 check "... dmesg: the child's UD QP took the group's Q_Key" \
 	sh -c "dmesg | grep -q '$c0: Q_Key 0x12345678 (the broadcast group.s)'"

@@ -6,6 +6,10 @@ recv GROUP PORT IFNAME SECONDS [--no-join] [--count N]
                                             print "rx" per datagram (until
                                             N arrived, if given)
 send GROUP PORT IFNAME COUNT                send COUNT datagrams
+sniff GROUP PORT IFNAME SECONDS [--count N] print "rx" per IPv4 UDP datagram
+                                            to GROUP:PORT the interface
+                                            receives, joined or not (a
+                                            packet socket)
 """
 import socket
 import struct
@@ -58,13 +62,38 @@ def send(group, port, ifname, count):
         time.sleep(0.05)
 
 
+def sniff(group, port, ifname, seconds, count=0):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+    s.bind((ifname, 0))
+    want = socket.inet_aton(group)
+    print('ready', flush=True)
+    end = time.time() + seconds
+    got = 0
+    while time.time() < end and (not count or got < count):
+        s.settimeout(max(0.1, end - time.time()))
+        try:
+            pkt, addr = s.recvfrom(65535)
+        except socket.timeout:
+            continue
+        ihl = (pkt[0] & 15) * 4 if pkt else 0
+        # incoming only (not PACKET_OUTGOING), UDP, to the group and port
+        if (addr[2] == socket.PACKET_OUTGOING or len(pkt) < ihl + 4 or
+                pkt[9] != 17 or pkt[16:20] != want or
+                struct.unpack('!H', pkt[ihl + 2:ihl + 4])[0] != port):
+            continue
+        got += 1
+        print('rx', flush=True)
+
+
 if __name__ == '__main__':
     cmd, group, port, ifname, arg = sys.argv[1:6]
+    n = sys.argv.index('--count') + 1 if '--count' in sys.argv else 0
+    if n and n >= len(sys.argv):
+        sys.exit('--count needs a number')
     if cmd == 'recv':
-        n = sys.argv.index('--count') + 1 if '--count' in sys.argv else 0
-        if n >= len(sys.argv):
-            sys.exit('--count needs a number')
         recv(group, int(port), ifname, float(arg),
              '--no-join' not in sys.argv, int(sys.argv[n]) if n else 0)
+    elif cmd == 'sniff':
+        sniff(group, int(port), ifname, float(arg), int(sys.argv[n]) if n else 0)
     else:
         send(group, int(port), ifname, int(arg))

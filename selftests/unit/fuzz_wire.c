@@ -285,9 +285,13 @@ static void fuzz_sa(const u8 *data, size_t size)
 	}
 	if (size < 4)
 		return;
+	FUZZ_ASSERT(ipoib_sa_table_count(size, be16(data)) * be16(data) * 8 <=
+		    size);
+	FUZZ_ASSERT(be16(data) * 8 >= IPOIB_SA_MCMEMBER_LEN ||
+		    !ipoib_sa_table_count(size, be16(data)));
 	ipoib_sa_inform_pack(buf, be16(data), data[2] & 1, be32(data));
 	FUZZ_ASSERT(be16(buf + 26) == be16(data) && buf[23] == (data[2] & 1));
-	FUZZ_ASSERT(be24(buf + 28) == (be32(data) & IPOIB_QPN_MASK) && !buf[31]);
+	FUZZ_ASSERT(be24(buf + 28) == (be32(data) & IPOIB_QPN_MASK) && buf[31] == 18);
 	FUZZ_ASSERT(all_equal(buf, 0, 16) && buf[22] == 1);
 }
 

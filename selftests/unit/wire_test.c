@@ -42,14 +42,19 @@ static void check_bytes(const u8 *got, const u8 *want, size_t len,
 	}
 }
 
-static int all_poison(const u8 *p, size_t len)
+static int all_equal(const u8 *p, u8 val, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		if (p[i] != POISON)
+		if (p[i] != val)
 			return 0;
 	return 1;
+}
+
+static int all_poison(const u8 *p, size_t len)
+{
+	return all_equal(p, POISON, len);
 }
 
 /* RFC 4391 s6 */
@@ -515,10 +520,11 @@ static void test_sa(void)
 		[22] = 1, [23] = 1,			/* IsGeneric, Subscribe */
 		[24] = 0xff, [25] = 0xff,		/* Type: any */
 		[26] = 0x00, [27] = 66,			/* TrapNumber */
-		[30] = 0x01,				/* QPN 1, RespTime 0 */
+		[30] = 0x01,				/* QPN 1 */
+		[31] = 18,				/* RespTime ~1 s */
 		[33] = 0xff, [34] = 0xff, [35] = 0xff,	/* ProducerType: any */
 	};
-	u8 buf[IPOIB_SA_INFORM_LEN + 4], notice[IPOIB_SA_NOTICE_LEN];
+	u8 buf[IPOIB_SA_MCMEMBER_LEN + 4], notice[IPOIB_SA_NOTICE_LEN];
 	u8 gid[IPOIB_GID_LEN], mgid[IPOIB_GID_LEN];
 	u16 trap = 0;
 	size_t i;
@@ -532,7 +538,7 @@ static void test_sa(void)
 	ipoib_sa_inform_pack(buf, IPOIB_TRAP_MCG_DELETED, false, 0x1abcdef);
 	check(buf[23] == 0 && buf[27] == 67 && buf[16] == 0xff &&
 	      buf[28] == 0xab && buf[29] == 0xcd && buf[30] == 0xef &&
-	      buf[31] == 0, "inform pack: cancel of MCG deleted, QPN masked");
+	      buf[31] == 18, "inform pack: cancel of MCG deleted, QPN masked");
 
 	/* what opensm reports: generic, type 4 (subnet management), producer 4 */
 	memset(notice, 0, sizeof(notice));
@@ -561,6 +567,22 @@ static void test_sa(void)
 	notice[5] = 63;
 	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == -1,
 	      "notice parse: trap 63 rejected");
+	memset(buf, POISON, sizeof(buf));
+	ipoib_sa_mcmember_query_pack(buf, 0x8123);
+	check(buf[40] == 0x81 && buf[41] == 0x23 && all_poison(buf + 52, 4),
+	      "mcmember query: P_Key at octet 40, 52 octets written");
+	buf[40] = 0;
+	buf[41] = 0;
+	check(all_equal(buf, 0, IPOIB_SA_MCMEMBER_LEN),
+	      "mcmember query: all else zero");
+	/* opensm pads 52-octet records to 56 (AttributeOffset 7) */
+	check(ipoib_sa_table_count(200, 7) == 3 &&
+	      ipoib_sa_table_count(56 * 40, 7) == 40 &&
+	      ipoib_sa_table_count(55, 7) == 0,
+	      "table count: whole 56-octet records only");
+	check(ipoib_sa_table_count(200, 6) == 0 &&
+	      ipoib_sa_table_count(200, 0) == 0,
+	      "table count: a stride shorter than a record gives none");
 	notice[5] = 66;
 	notice[0] = 0x04;
 	check(ipoib_sa_notice_parse(notice, sizeof(notice), &trap, gid) == -1,
