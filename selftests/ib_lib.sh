@@ -33,6 +33,19 @@ sm_lid() {	# sm_lid DEV
 both_ifs() {	# ib_ipoib has an interface on each port
 	ipoib_if softib0 >/dev/null && ipoib_if softib1 >/dev/null
 }
+# ifs_split: ib_ipoib's interfaces of both ports ($if0 here, 10.30.0.1;
+# $if1 in namespace b, 10.30.0.2), up and talking
+ifs_split() {
+	check "... an interface on each port" wait_until 10 both_ifs
+	if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
+	ip netns add b 2>/dev/null
+	ip link set "$if1" netns b
+	ip addr add 10.30.0.1/24 dev "$if0"
+	ip -n b addr add 10.30.0.2/24 dev "$if1"
+	ip link set "$if0" up
+	ip -n b link set "$if1" up
+	check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+}
 softib_count() {	# softib_count DEV COUNTER: from its debugfs file
 	awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/softib/$1"
 }

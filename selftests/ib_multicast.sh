@@ -46,15 +46,7 @@ check "opensm on softib0 sweeps both ports to ACTIVE" wait_until 60 both_active
 
 ifs_up() {	# ifs_up [MODULE PARAMETER...]: softib1's interface in b
 	check "modprobe ib_ipoib $*" modprobe ib_ipoib mcast_debug_level=1 "$@"
-	check "... an interface on each port" wait_until 10 both_ifs
-	if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
-	ip netns add b 2>/dev/null
-	ip link set "$if1" netns b
-	ip addr add 10.30.0.1/24 dev "$if0"
-	ip -n b addr add 10.30.0.2/24 dev "$if1"
-	ip link set "$if0" up
-	ip -n b link set "$if1" up
-	check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+	ifs_split
 	mcg0=/sys/kernel/debug/ipoib/${if0}_mcg
 	mcg1=$(echo /sys/kernel/debug/ipoib/"$if1"@ns*_mcg)	# in namespace b
 }

@@ -32,15 +32,7 @@ check "opensm on softib0 sweeps both ports to ACTIVE" wait_until 60 both_active
 [ "$CHECK_RC" = 0 ] || opensm_log "$guid0"
 
 check "modprobe ib_ipoib" modprobe ib_ipoib
-check "... an interface on each port" wait_until 10 both_ifs
-if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
-ip netns add b
-ip link set "$if1" netns b
-ip addr add 10.30.0.1/24 dev "$if0"
-ip -n b addr add 10.30.0.2/24 dev "$if1"
-ip link set "$if0" up
-ip -n b link set "$if1" up
-check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+ifs_split
 
 # members of the broadcast group as the SA knows them (opensm's SM_Key)
 members() {

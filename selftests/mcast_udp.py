@@ -36,17 +36,23 @@ def recv(group, port, ifname, seconds, join=True, count=0):
             mreq = struct.pack('4s4si', socket.inet_aton(group),
                                socket.inet_aton('0.0.0.0'), ifindex(ifname))
             s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+    count_rx(s, seconds, count, lambda pkt, addr: True)
+
+
+def count_rx(s, seconds, count, wanted):
+    """Print "rx" per datagram wanted(data, addr) takes, until count or the time."""
     print('ready', flush=True)
     end = time.time() + seconds
     got = 0
     while time.time() < end and (not count or got < count):
         s.settimeout(max(0.1, end - time.time()))
         try:
-            s.recv(2048)
+            pkt, addr = s.recvfrom(65535)
+        except socket.timeout:
+            continue
+        if wanted(pkt, addr):
             got += 1
             print('rx', flush=True)
-        except socket.timeout:
-            pass
 
 
 def send(group, port, ifname, count):
@@ -66,24 +72,15 @@ def sniff(group, port, ifname, seconds, count=0):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
     s.bind((ifname, 0))
     want = socket.inet_aton(group)
-    print('ready', flush=True)
-    end = time.time() + seconds
-    got = 0
-    while time.time() < end and (not count or got < count):
-        s.settimeout(max(0.1, end - time.time()))
-        try:
-            pkt, addr = s.recvfrom(65535)
-        except socket.timeout:
-            continue
+
+    def wanted(pkt, addr):
         ihl = (pkt[0] & 15) * 4 if pkt else 0
         # incoming only (not PACKET_OUTGOING), UDP, to the group and port
-        if (addr[2] == socket.PACKET_OUTGOING or len(pkt) < ihl + 4 or
-                pkt[9] != 17 or pkt[16:20] != want or
-                struct.unpack('!H', pkt[ihl + 2:ihl + 4])[0] != port):
-            continue
-        got += 1
-        print('rx', flush=True)
+        return (addr[2] != socket.PACKET_OUTGOING and len(pkt) >= ihl + 4 and
+                pkt[9] == 17 and pkt[16:20] == want and
+                struct.unpack('!H', pkt[ihl + 2:ihl + 4])[0] == port)
 
+    count_rx(s, seconds, count, wanted)
 
 if __name__ == '__main__':
     cmd, group, port, ifname, arg = sys.argv[1:6]
