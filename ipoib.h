@@ -57,11 +57,12 @@
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  * - The IB fabric's group reports (ipoib_fabric_ib_notice.c): per-port
- *   subscriptions are found and counted under ipoib_notice_mutex (taken
- *   under RTNL by mcast_watch); a port's listeners change, and reports
- *   are delivered to them, under its listeners_mutex (MAD handlers run in
- *   process context); its subscription state under its spinlock (IRQs
- *   off: the event handler may run in atomic context).
+ *   agents are found, made and (ipoib_fabric_ib_remove) freed under
+ *   ipoib_notice_mutex (taken under RTNL by mcast_watch); a port's
+ *   listeners change, and reports are delivered to them, under its
+ *   listeners_mutex (MAD handlers run in process context); its users and
+ *   subscription state under its spinlock (IRQs off, so that any
+ *   context may take it).
  * - Children (P_Key partitions, ipoib_child.c) sit on hca->ports with
  *   their parents; they are created and deleted under RTNL only, and a
  *   parent leaves only with all of its children in one unregister batch
@@ -227,7 +228,7 @@ const struct ipoib_fabric_ops *ipoib_fabric_for_port(struct ib_device *ca,
 int ipoib_fabric_ib_register(void);
 void ipoib_fabric_ib_unregister(void);
 /* after an RDMA device's interfaces are gone, before it goes */
-void ipoib_fabric_ib_flush(void);
+void ipoib_fabric_ib_remove(struct ib_device *ca);
 /* ipoib_fabric_ib_notice.c: the IB fabric's mcast_watch and mcast_list */
 int ipoib_ib_notice_init(void);
 void ipoib_ib_notice_exit(void);

@@ -14,10 +14,11 @@
  * lists each router's partition: a group created after the list was
  * asked for is reported, none falls in between.
  *
- * The port's work subscribes and lists; the last interface leaving hands
- * the port to a teardown work, which cancels the subscriptions and
- * unregisters the agent outside RTNL. ipoib_fabric_ib_flush() waits for
- * those before the RDMA device goes.
+ * The port's work reconciles the SA with the port's users: it subscribes
+ * while an interface watches, and cancels both subscriptions once none
+ * does (a new subscription waits for the cancels, so that a late cancel
+ * cannot remove it). The agent itself stays until the RDMA device goes
+ * (ipoib_fabric_ib_remove()), so that watching again needs no new agent.
  */
 #include <rdma/ib_mad.h>
 
@@ -26,8 +27,6 @@
 #define IPOIB_NOTICE_TIMEOUT_MS	1000
 #define IPOIB_NOTICE_RETRIES	2
 #define IPOIB_NOTICE_MAX_BACKOFF 8	/* seconds */
-/* teardown waits this long at most for Sets in flight, then cancels */
-#define IPOIB_NOTICE_DRAIN	(4 * HZ)
 #define IPOIB_QP1		1
 /* MAD status of an SA's ERR_NO_RECORDS: class-specific code 3, bits 8-14 */
 #define IPOIB_SA_STATUS_NO_RECORDS	(3 << 8)
@@ -60,17 +59,16 @@ struct ipoib_notice_port {
 	struct list_head node;		/* ipoib_notice_ports */
 	struct ib_device *ca;
 	u32 port;
-	unsigned int users;		/* under ipoib_notice_mutex */
 	struct ib_mad_agent *agent;
 	struct ib_event_handler handler;
-	struct delayed_work work;	/* subscribes, then lists */
-	struct work_struct teardown;	/* the last user is gone */
-	wait_queue_head_t idle;		/* closing: no Set in flight */
+	struct delayed_work work;	/* subscribes and lists, or cancels */
 	/* reports are delivered under it, so that none outlives a listener */
 	struct mutex listeners_mutex;
 	struct list_head listeners;	/* struct ipoib_notice_listener */
 	spinlock_t lock;		/* guards what follows (IRQs off) */
-	bool closing;
+	unsigned int users;		/* interfaces watching */
+	bool closing;			/* the device goes */
+	bool dirty;			/* subscribed since the last cancels */
 	bool failed;			/* a Set of this round failed */
 	bool stale;			/* ... was of an SM that is gone */
 	bool fresh;			/* subscribed anew: list again */
@@ -252,17 +250,28 @@ static void ipoib_notice_work(struct work_struct *work)
 {
 	struct ipoib_notice_port *np =
 		container_of(work, struct ipoib_notice_port, work.work);
-	unsigned int want, gen, i;
-	bool all, fresh;
+	unsigned int want = 0, gen, i;
+	bool all, fresh, cancel;
 	int ret = 0;
 
 	spin_lock_irq(&np->lock);
-	want = np->closing || np->in_flight ? 0 :
-	       IPOIB_NOTICE_ALL & ~np->subscribed;
-	all = !np->closing && np->subscribed == IPOIB_NOTICE_ALL;
+	all = np->users && np->subscribed == IPOIB_NOTICE_ALL;
 	fresh = all && np->fresh;
-	if (fresh)
-		np->fresh = false;
+	np->fresh &= !fresh;
+	/* a round in flight ends first (set_done comes back here) */
+	cancel = !np->in_flight && !np->users && np->dirty;
+	if (cancel) {
+		np->dirty = false;
+		np->subscribed = 0;
+	} else if (!np->in_flight && np->users) {
+		want = IPOIB_NOTICE_ALL & ~np->subscribed;
+		np->dirty |= !!want;
+	}
+	if (np->closing) {
+		want = 0;
+		cancel = false;
+		all = false;
+	}
 	gen = np->gen;
 	spin_unlock_irq(&np->lock);
 	if (fresh)
@@ -272,6 +281,9 @@ static void ipoib_notice_work(struct work_struct *work)
 		ipoib_notice_lists(np, fresh);
 		return;
 	}
+	/* cancels: best effort, the SA keeps nothing we cannot replace */
+	for (i = 0; cancel && i < ARRAY_SIZE(ipoib_notice_traps); i++)
+		ipoib_notice_send(np, i, false, gen);
 	for (i = 0; i < ARRAY_SIZE(ipoib_notice_traps) && !ret; i++)
 		if (want & BIT(i))
 			ret = ipoib_notice_send(np, i, true, gen);
@@ -300,9 +312,12 @@ static void ipoib_notice_set_done(struct ipoib_notice_port *np,
 
 	spin_lock_irqsave(&np->lock, flags);
 	np->in_flight--;
-	if (np->closing) {
-		if (!np->in_flight)
-			wake_up(&np->idle);
+	if (np->closing)
+		goto out;
+	if (!(tag & IPOIB_NOTICE_SUB)) {
+		/* cancels done: subscribe again if someone watches now */
+		if (!np->in_flight && np->users)
+			mod_delayed_work(ipoib_notice_wq, &np->work, 0);
 		goto out;
 	}
 	if (gen != (np->gen & IPOIB_NOTICE_GEN_MASK))
@@ -559,42 +574,6 @@ static void ipoib_notice_event(struct ib_event_handler *handler,
 	spin_unlock_irqrestore(&np->lock, flags);
 }
 
-static bool ipoib_notice_idle(struct ipoib_notice_port *np)
-{
-	bool idle;
-
-	spin_lock_irq(&np->lock);
-	idle = !np->in_flight;
-	spin_unlock_irq(&np->lock);
-	return idle;
-}
-
-/*
- * The last user is gone: cancel both subscriptions, whatever this side
- * believes (a Set may have reached the SA unanswered, and opensm keeps a
- * subscriber until its port leaves the subnet), then stop the agent,
- * which ends every MAD still in flight by its send completion.
- */
-static void ipoib_notice_teardown(struct work_struct *work)
-{
-	struct ipoib_notice_port *np =
-		container_of(work, struct ipoib_notice_port, teardown);
-	unsigned int i;
-
-	ib_unregister_event_handler(&np->handler);
-	spin_lock_irq(&np->lock);
-	np->closing = true;
-	spin_unlock_irq(&np->lock);
-	cancel_delayed_work_sync(&np->work);
-	wait_event_timeout(np->idle, ipoib_notice_idle(np), IPOIB_NOTICE_DRAIN);
-	for (i = 0; i < ARRAY_SIZE(ipoib_notice_traps); i++)
-		ipoib_notice_send(np, i, false, 0);
-	wait_event_timeout(np->idle, ipoib_notice_idle(np), IPOIB_NOTICE_DRAIN);
-	ib_unregister_mad_agent(np->agent);
-	mutex_destroy(&np->listeners_mutex);
-	kfree(np);
-}
-
 static struct ipoib_notice_port *ipoib_notice_port_get(struct ib_device *ca,
 						       u32 port)
 {
@@ -606,22 +585,17 @@ static struct ipoib_notice_port *ipoib_notice_port_get(struct ib_device *ca,
 
 	lockdep_assert_held(&ipoib_notice_mutex);
 	list_for_each_entry(np, &ipoib_notice_ports, node)
-		if (np->ca == ca && np->port == port) {
-			np->users++;
+		if (np->ca == ca && np->port == port)
 			return np;
-		}
 	np = kzalloc(sizeof(*np), GFP_KERNEL);
 	if (!np)
 		return ERR_PTR(-ENOMEM);
 	np->ca = ca;
 	np->port = port;
-	np->users = 1;
 	spin_lock_init(&np->lock);
 	mutex_init(&np->listeners_mutex);
 	INIT_LIST_HEAD(&np->listeners);
 	INIT_DELAYED_WORK(&np->work, ipoib_notice_work);
-	INIT_WORK(&np->teardown, ipoib_notice_teardown);
-	init_waitqueue_head(&np->idle);
 	/*
 	 * Reports are requests to us: the MAD layer gives the method of a
 	 * class to one agent per port, so no other Report consumer can
@@ -643,17 +617,45 @@ static struct ipoib_notice_port *ipoib_notice_port_get(struct ib_device *ca,
 	INIT_IB_EVENT_HANDLER(&np->handler, ca, ipoib_notice_event);
 	ib_register_event_handler(&np->handler);
 	list_add(&np->node, &ipoib_notice_ports);
-	mod_delayed_work(ipoib_notice_wq, &np->work, 0);
 	return np;
 }
 
-static void ipoib_notice_port_put(struct ipoib_notice_port *np)
+/* One more or one less interface watching: the work follows. */
+static void ipoib_notice_users(struct ipoib_notice_port *np, int delta)
 {
-	lockdep_assert_held(&ipoib_notice_mutex);
-	if (--np->users)
-		return;
-	list_del(&np->node);
-	queue_work(ipoib_notice_wq, &np->teardown);
+	spin_lock_irq(&np->lock);
+	np->users += delta;
+	if ((delta > 0 && np->users == 1) || (delta < 0 && !np->users))
+		mod_delayed_work(ipoib_notice_wq, &np->work, 0);
+	spin_unlock_irq(&np->lock);
+}
+
+/*
+ * The RDMA device goes, its interfaces gone: stop each port's agent,
+ * which ends every MAD still in flight by its send completion. Cancels
+ * sent when the last interface stopped watching may be cut short; the
+ * SA forgets subscribers whose port leaves the subnet.
+ */
+void ipoib_fabric_ib_remove(struct ib_device *ca)
+{
+	struct ipoib_notice_port *np, *n;
+
+	mutex_lock(&ipoib_notice_mutex);
+	list_for_each_entry_safe(np, n, &ipoib_notice_ports, node) {
+		if (np->ca != ca)
+			continue;
+		list_del(&np->node);
+		ib_unregister_event_handler(&np->handler);
+		spin_lock_irq(&np->lock);
+		np->closing = true;
+		spin_unlock_irq(&np->lock);
+		cancel_delayed_work_sync(&np->work);
+		ib_unregister_mad_agent(np->agent);
+		WARN_ON(!list_empty(&np->listeners));
+		mutex_destroy(&np->listeners_mutex);
+		kfree(np);
+	}
+	mutex_unlock(&ipoib_notice_mutex);
 }
 
 static int ipoib_ib_mcast_watch_on(struct ipoib_dev *priv)
@@ -679,6 +681,7 @@ static int ipoib_ib_mcast_watch_on(struct ipoib_dev *priv)
 	mutex_lock(&np->listeners_mutex);
 	list_add(&l->node, &np->listeners);
 	mutex_unlock(&np->listeners_mutex);
+	ipoib_notice_users(np, 1);
 	mutex_unlock(&ipoib_notice_mutex);
 	priv->fabric_priv = l;
 	return 0;
@@ -696,7 +699,7 @@ static void ipoib_ib_mcast_watch_off(struct ipoib_dev *priv)
 	mutex_lock(&l->np->listeners_mutex);
 	list_del(&l->node);
 	mutex_unlock(&l->np->listeners_mutex);
-	ipoib_notice_port_put(l->np);
+	ipoib_notice_users(l->np, -1);
 	mutex_unlock(&ipoib_notice_mutex);
 	kfree(l);
 }
@@ -725,11 +728,6 @@ int ipoib_ib_mcast_list(struct ipoib_dev *priv, bool on)
 	if (on)
 		mod_delayed_work(ipoib_notice_wq, &l->np->work, 0);
 	return 0;
-}
-
-void ipoib_fabric_ib_flush(void)
-{
-	flush_workqueue(ipoib_notice_wq);
 }
 
 int ipoib_ib_notice_init(void)

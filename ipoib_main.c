@@ -895,7 +895,7 @@ static void ipoib_remove_one(struct ib_device *ca, void *client_data)
 	unregister_netdevice_many(&kill);
 	rtnl_unlock();
 	/* the fabric's per-port agents go before the device's MAD ports */
-	ipoib_fabric_ib_flush();
+	ipoib_fabric_ib_remove(ca);
 	WARN_ON(!list_empty(&hca->ports));
 	ipoib_hca_put(hca);
 	wait_for_completion(&hca->gone);

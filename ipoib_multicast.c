@@ -159,8 +159,11 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	}
 	mc->sm_new = false;
 	mc->state = IPOIB_MCAST_FAILED;
-	/* a NonMember join fails for a group gone: the router lets it go */
-	if (mc->nonmember) {
+	/*
+	 * A NonMember join the SA refused (ib_sa's -EINVAL: the group is
+	 * gone): the router lets it go. Timeouts and the like retry.
+	 */
+	if (mc->nonmember && status == -EINVAL) {
 		spin_lock_bh(&priv->mcast_lock);
 		ipoib_mcast_set_router(priv, mc, false);
 		spin_unlock_bh(&priv->mcast_lock);
@@ -373,7 +376,7 @@ static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
-	bool done, lost, created, deleted, router, wanted, nonmember;
+	bool done, lost, created, deleted, router, wanted, nonmember, sending;
 	int status;
 
 	spin_lock_bh(&priv->mcast_lock);
@@ -391,10 +394,16 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		ipoib_mcast_set_router(priv, mc, false);
 	router = up && mc->router;
 	spin_unlock_bh(&priv->mcast_lock);
-	wanted = up && (mc->wanted || router ||
-			(mc->sendonly && !ipoib_mcast_sendonly_idle(mc)));
-	/* RFC 4391 s11: a router's join is a NonMember's, kept by no one */
-	nonmember = router && !mc->wanted;
+	sending = !ipoib_mcast_sendonly_idle(mc);
+	wanted = up && (mc->wanted || router || (mc->sendonly && sending));
+	/*
+	 * RFC 4391 s11: a router's join is a NonMember's, kept by no one;
+	 * but one that sends keeps the group as a sender would (as a full
+	 * member, without sendonly_nonmember), or leaving the send-only
+	 * membership would delete the group under its own traffic.
+	 */
+	nonmember = router && !mc->wanted &&
+		    (ipoib_sendonly_nonmember || !sending);
 	/* a loss while a join is in flight was of the membership before */
 	if (lost && (mc->state == IPOIB_MCAST_JOINED || done))
 		mc->rejoin = true;
@@ -480,6 +489,9 @@ void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
 
 	if (router)
 		fresh = ipoib_mcast_new(priv, mgid, GFP_KERNEL);
+	/* listed or reported: not sent to (yet) */
+	if (fresh)
+		fresh->last_used = jiffies - IPOIB_SENDONLY_IDLE - 1;
 	spin_lock_bh(&priv->mcast_lock);
 	mc = ipoib_mcast_find(priv, mgid);
 	if (!mc && fresh && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags)) {
@@ -626,7 +638,12 @@ static bool ipoib_mcast_follow(struct ipoib_dev *priv, bool up)
 			return true;	/* said why; again soon */
 		priv->mcast_watching = watch;
 	}
-	if (routing != priv->mcast_listing) {
+	/* groups join as a router's only while the port is up */
+	WRITE_ONCE(priv->mcast_router, routing && up);
+	/* a pass with the port not up dropped the router's groups: relist */
+	if (routing && !up)
+		priv->mcast_listing = false;
+	if (up && routing != priv->mcast_listing) {
 		ret = f->mcast_list(priv, routing);
 		if (ret) {
 			ipoib_warn_rl(priv, "allmulticast: cannot list the groups: %d\n",
@@ -635,8 +652,6 @@ static bool ipoib_mcast_follow(struct ipoib_dev *priv, bool up)
 		}
 		priv->mcast_listing = routing;
 	}
-	/* groups join as a router's only while the port is up */
-	WRITE_ONCE(priv->mcast_router, routing && up);
 	return false;
 }
 
@@ -829,8 +844,14 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		}
 		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
 		if (mc) {
-			mc->sendonly = true;
 			list_add_tail_rcu(&mc->list, &priv->mcasts);
+			/* routing: joined to receive too, no kind to change */
+			if (READ_ONCE(priv->mcast_router) &&
+			    ipoib_mcast_ours(priv, mgid) &&
+			    priv->mcast_router_count < IPOIB_MAX_ROUTER)
+				ipoib_mcast_set_router(priv, mc, true);
+			else
+				mc->sendonly = true;
 		}
 	}
 	if (mc && mc->state != IPOIB_MCAST_FAILED &&

@@ -157,7 +157,12 @@ heard() {	# heard GROUP PORT: of 20 datagrams from softib0, how many b's
 	# interface received (a packet socket: joined by IP or not)
 	ip netns exec b python3 "$mc" sniff "$1" "$2" "$if1" 5 --count 20 >/tmp/sniff &
 	local pid=$!
-	wait_until 5 grep -q ready /tmp/sniff
+	if ! wait_until 5 grep -q ready /tmp/sniff; then
+		echo "no sniffer"	# fails the checks of a count
+		kill "$pid"
+		wait "$pid"
+		return
+	fi
 	python3 "$mc" send "$1" "$2" "$if0" 20
 	wait "$pid"
 	received /tmp/sniff
@@ -177,6 +182,18 @@ check "a group created later: the SA reports it and the router joins" \
 	wait_until 10 grep -q "GID: $g11 .*complete: yes .*join: non-member" "$mcg1"
 n=$(heard 239.1.2.11 5006)
 check "... and hears its traffic ($n of 20)" test "$n" -ge 18
+# the router sends to a group with no listener: it keeps the group (a
+# full member while it sends), rather than leave and delete it under
+# its own traffic again and again
+g12=ff12:401b:ffff::f01:20c
+joins0=$(ip netns exec b ethtool -S "$if1" | awk '$1 == "mcast_joins:" { print $2 }')
+ip netns exec b python3 "$mc" send 239.1.2.12 5007 "$if1" 40
+joins1=$(ip netns exec b ethtool -S "$if1" | awk '$1 == "mcast_joins:" { print $2 }')
+check "the router sends to a new group: it joins it once, as a full member" \
+	eval 'grep -q "GID: $g12 .*complete: yes .*join: full member" "$mcg1" &&
+		[ $((joins1 - joins0)) -le 2 ]'
+log "the router's joins while sending 40 datagrams over 2 s: $((joins1 - joins0))"
+check "... and the SA keeps the group" sa_has "$g12" "$gid1" 0x1
 kill "$l11"
 wait "$l11"
 check "... its listener leaves: the group goes (the router holds it not)" \
