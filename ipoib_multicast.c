@@ -367,6 +367,31 @@ static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 }
 
 /*
+ * Whether the group is still wanted (the port up aside), and whether as a
+ * NonMember. RFC 4391 s11: a router's join is a NonMember's, kept by no
+ * one; but one that sends keeps the group as a sender would (as a full
+ * member, without sendonly_nonmember), or leaving the send-only
+ * membership would delete the group under its own traffic.
+ */
+static bool ipoib_mcast_wanted(const struct ipoib_mcast *mc, bool router,
+			       bool *nonmember)
+{
+	bool sending = !ipoib_mcast_sendonly_idle(mc);
+
+	*nonmember = router && !mc->wanted &&
+		     (ipoib_sendonly_nonmember || !sending);
+	return mc->wanted || router || (mc->sendonly && sending);
+}
+
+/* A wanted group's membership is of another kind than it must be. */
+static bool ipoib_mcast_kind_changes(const struct ipoib_mcast *mc,
+				     bool router, bool nonmember)
+{
+	return nonmember != mc->nonmember ||
+	       (mc->sendonly && (mc->wanted || router));
+}
+
+/*
  * The one transition function of a group. Inputs: the state, whether the
  * group is still wanted and as which kind of member (full, a router's
  * NonMember, send-only), a completed fabric join (join_done/join_status),
@@ -376,7 +401,7 @@ static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool up)
 {
-	bool done, lost, created, deleted, router, wanted, nonmember, sending;
+	bool done, lost, created, deleted, router, wanted, nonmember;
 	int status;
 
 	spin_lock_bh(&priv->mcast_lock);
@@ -394,24 +419,14 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		ipoib_mcast_set_router(priv, mc, false);
 	router = up && mc->router;
 	spin_unlock_bh(&priv->mcast_lock);
-	sending = !ipoib_mcast_sendonly_idle(mc);
-	wanted = up && (mc->wanted || router || (mc->sendonly && sending));
-	/*
-	 * RFC 4391 s11: a router's join is a NonMember's, kept by no one;
-	 * but one that sends keeps the group as a sender would (as a full
-	 * member, without sendonly_nonmember), or leaving the send-only
-	 * membership would delete the group under its own traffic.
-	 */
-	nonmember = router && !mc->wanted &&
-		    (ipoib_sendonly_nonmember || !sending);
+	wanted = up && ipoib_mcast_wanted(mc, router, &nonmember);
 	/* a loss while a join is in flight was of the membership before */
 	if (lost && (mc->state == IPOIB_MCAST_JOINED || done))
 		mc->rejoin = true;
 	if (created || deleted)
 		ipoib_mcast_sa_report(priv, mc, created, deleted, done);
 
-	if (wanted && (nonmember != mc->nonmember ||
-		       (mc->sendonly && (mc->wanted || router))) &&
+	if (wanted && ipoib_mcast_kind_changes(mc, router, nonmember) &&
 	    (ipoib_mcast_settled(mc) || done)) {
 		ipoib_mcast_rekind(priv, mc, nonmember);
 		done = false;

@@ -69,6 +69,9 @@ sa_subscriptions() {	# fails if the SA does not answer
 sa_has() {	# sa_has MGID GID JOINSTATE
 	sa_members | grep -qx "$1 $2 $3"
 }
+stat_b() {	# stat_b IF NAME: an ethtool counter of IF in namespace b
+	ip netns exec b ethtool -S "$1" | awk -v n="$2:" '$1 == n { print $2 }'
+}
 received() {	# received FILE: datagrams a receiver printed
 	grep -c '^rx' "$1"
 }
@@ -186,9 +189,9 @@ check "... and hears its traffic ($n of 20)" test "$n" -ge 18
 # full member while it sends), rather than leave and delete it under
 # its own traffic again and again
 g12=ff12:401b:ffff::f01:20c
-joins0=$(ip netns exec b ethtool -S "$if1" | awk '$1 == "mcast_joins:" { print $2 }')
+joins0=$(stat_b "$if1" mcast_joins)
 ip netns exec b python3 "$mc" send 239.1.2.12 5007 "$if1" 40
-joins1=$(ip netns exec b ethtool -S "$if1" | awk '$1 == "mcast_joins:" { print $2 }')
+joins1=$(stat_b "$if1" mcast_joins)
 check "the router sends to a new group: it joins it once, as a full member" \
 	eval 'grep -q "GID: $g12 .*complete: yes .*join: full member" "$mcg1" &&
 		[ $((joins1 - joins0)) -le 2 ]'
@@ -288,7 +291,7 @@ check "no SA: the full join fails" wait_until 20 failed_join 1
 # both children's (the ARP reply is the first packet to need a path)
 path_failures() {
 	echo $(($(ifc=$if0.8123 stat_of path_failures) +
-		$(ip netns exec b ethtool -S c1 | awk '$1 == "path_failures:" { print $2 }')))
+		$(stat_b c1 path_failures)))
 }
 pf0=$(path_failures)
 check "no SA: the children's path query fails" \
