@@ -4,7 +4,7 @@
 #   make                    build for KVER (default below)
 #   make KVER=6.1.0-56-amd64
 #   make modules_install    install into /lib/modules/KVER/updates + depmod
-#   make lint | unit | fuzz | check | check-debug | demo | bench
+#   make lint | unit | fuzz | check | check-debug | coverage | demo | bench
 
 KVERS_SUPPORTED := 6.12.117+deb12-amd64 6.1.0-56-amd64
 KVER ?= $(firstword $(foreach k,$(KVERS_SUPPORTED),\
@@ -12,13 +12,15 @@ KVER ?= $(firstword $(foreach k,$(KVERS_SUPPORTED),\
 	6.12.117+deb12-amd64)
 KDIR ?= /lib/modules/$(KVER)/build
 TOP := $(CURDIR)
-# TEST_HOOKS=1: the race selftests' build (ipoib_test.c), kept apart
-OBJDIR := $(TOP)/build/$(KVER)$(if $(TEST_HOOKS),-hooks)
+# TEST_HOOKS=1: the race selftests' build (ipoib_test.c), kept apart;
+# GCOV=1: profiled for make coverage (a kernel with CONFIG_GCOV_KERNEL)
+OBJDIR := $(TOP)/build/$(KVER)$(if $(TEST_HOOKS),-hooks)$(if $(GCOV),-gcov)
 SRCS := $(wildcard $(TOP)/*.c $(TOP)/*.h) $(TOP)/Kbuild
 W ?= 1
-KMAKE = $(MAKE) -C $(KDIR) M=$(OBJDIR) W=$(W) $(if $(TEST_HOOKS),TEST_HOOKS=1)
+KMAKE = $(MAKE) -C $(KDIR) M=$(OBJDIR) W=$(W) $(if $(TEST_HOOKS),TEST_HOOKS=1) \
+	$(if $(GCOV),IPOIB_GCOV=1)
 
-.PHONY: all modules modules_install clean lint unit fuzz check check-debug demo \
+.PHONY: all modules modules_install clean lint unit fuzz check check-debug coverage demo \
 	bench deps headers
 
 all: modules
@@ -67,6 +69,10 @@ check: deps
 # kernel built from linux-source-6.12 (cached outside the checkout).
 check-debug: deps
 	@tools/check-debug.sh
+
+# Line coverage of the VM selftests on that kernel (GCOV): build/coverage/
+coverage: deps
+	@tools/coverage.sh
 
 demo: deps
 	@tools/demo.sh

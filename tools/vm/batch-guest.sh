@@ -120,6 +120,19 @@ reset() {
 	return $bad
 }
 
+# make coverage: the module's counters so far (the kernel keeps them over
+# unloads: gcov_persist), under their build paths, where the host pairs
+# them with the .gcno files; after every test, so a guest that stops
+# later still leaves what ran before
+save_gcov() {
+	[ -n "${IPOIB_GCOV:-}" ] && [ -d /sys/kernel/debug/gcov ] || return 0
+	(cd /sys/kernel/debug/gcov && find . -path '*-gcov/*.gcda') |
+		while read -r f; do
+			mkdir -p "/shared/gcov/$ROLE/${f%/*}"
+			cat "/sys/kernel/debug/gcov/$f" >"/shared/gcov/$ROLE/$f"
+		done
+}
+
 status=0
 for item in $BATCH_TESTS; do
 	script=${item%:*}
@@ -151,6 +164,7 @@ for item in $BATCH_TESTS; do
 	} >>"$dir/$ROLE.out"
 	[ -z "$out" ] || printf '%s\n' "$out" | sed "s/^/# clean-up after $name: /" |
 		tee -a "$dir/$ROLE.out"
+	save_gcov
 	dmesg -c >"$dir/$ROLE.dmesg"
 	echo "$(uptime_s) $t0" | awk '{ printf "%.0f\n", $1 - $2 }' >"$dir/$ROLE.time"
 	echo "$rc" >"$dir/$ROLE.rc"

@@ -22,6 +22,9 @@
 #                that debug kernel instead (make check-debug); its time
 #                limits are IPOIB_DEBUG_SLOWDOWN (default 3) times the tests'
 #   IPOIB_MODPARAMS  ib_ipoib module parameters for ipoib_start
+#   IPOIB_GCOV=1 the module profiled (make GCOV=1; a debug kernel with
+#                CONFIG_GCOV_KERNEL): each guest leaves its counters in
+#                shared/gcov/ROLE of the run (make coverage)
 # Exits 0 iff every test passed.
 # The whole script is read before it runs: editing it meanwhile is safe.
 {
@@ -55,6 +58,12 @@ if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
 	# pci=noacpi: without it ACPI time-outs cost this kernel a minute
 	vm_args+=(--kernel "$DEBUG_IMAGE" --modroot "$DEBUG_MODROOT"
 		--append pci=noacpi)
+fi
+gcov=
+if [ -n "${IPOIB_GCOV:-}" ]; then
+	gcov=-gcov
+	kmake_args+=(GCOV=1)
+	vm_args+=(--env IPOIB_GCOV=1)
 fi
 [ -z "${IPOIB_MODPARAMS:-}" ] ||
 	vm_args+=(--env "IPOIB_MODPARAMS=$IPOIB_MODPARAMS")
@@ -101,7 +110,7 @@ for t in "$@"; do
 	group_of[$g]="${group_of[$g]:-} $t"
 	limit_of[$t]=$(setting "$t" VM_TIMEOUT 300)
 done
-build_log=$runs/build-$kver.log
+build_log=$runs/build-$kver$gcov.log
 # the guests see the host's binaries read-only: build them first
 for tool in ${need_inject:+cm_inject} ${need_ud_inject:+inject}; do
 	if ! make -s -C "$top/tools/$tool" >"$build_log" 2>&1; then
@@ -119,7 +128,7 @@ if [ -z "$module_given" ]; then
 		echo "1..$n"
 		exit 1
 	fi
-	module=$top/build/$kver/ib_ipoib.ko
+	module=$top/build/$kver$gcov/ib_ipoib.ko
 fi
 hooks_module=$module
 if [ -n "$need_hooks" ] && [ -z "$module_given" ]; then
@@ -130,7 +139,7 @@ if [ -n "$need_hooks" ] && [ -z "$module_given" ]; then
 		echo "1..$n"
 		exit 1
 	fi
-	hooks_module=$top/build/$kver-hooks/ib_ipoib.ko
+	hooks_module=$top/build/$kver-hooks$gcov/ib_ipoib.ko
 fi
 
 # the guests insmod it from the host's tree: build/KVER/softib/softib.ko
@@ -205,7 +214,7 @@ for g in "${groups[@]}"; do
 		[ "$hooks" = 0 ] || label=$label-hooks
 		[ "$allocfail" = 0 ] || label=$label-allocfail
 	fi
-	out=$runs/$label-$kver
+	out=$runs/$label-$kver$gcov
 	rm -rf "$out"
 	mkdir -p "$out"
 	args=("${vm_args[@]}" --smp "$smp" --module "$module")
