@@ -63,6 +63,12 @@ check "... both get carrier: the broadcast group joined" \
 			     grep -qx 1 /sys/class/net/$if1/carrier"
 check "... MTU from the group: 4096 - 4" \
 	test "$(cat "/sys/class/net/$if0/mtu")" = 4092
+# the port's lane speed times its width, as ibstat's Rate (Gb/s)
+rate=$(ibstat softib0 1 | awk '/Rate:/ { print $2 }')
+ethtool "$if0" | grep -E 'Speed|Duplex|Link detected' | sed 's/^/#  /'
+check "ethtool: link speed = ibstat's rate ($rate Gb/s), full duplex" \
+	sh -c "ethtool $if0 | grep -q 'Speed: ${rate}000Mb/s' &&
+	       ethtool $if0 | grep -q 'Duplex: Full'"
 # members' PortGIDs are shown to a trusted requester: opensm's SM_Key
 # (default 1). One line per member: MGID PortGID
 mc=$(saquery -C softib1 --smkey 1 -m 2>&1 | awk -F. '
