@@ -557,6 +557,7 @@ int ipoib_csum_complete(struct ipoib_dev *priv, struct sk_buff *skb);
 void ipoib_rx_headers(struct sk_buff *skb, u16 type);
 void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 		      unsigned int mtu);
+bool ipoib_ud_tx_slack(struct ipoib_dev *priv);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey);
 struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,

@@ -91,6 +91,30 @@ static int ipoib_cm_tx_csum(struct ipoib_cm_chan *chan, struct sk_buff *skb,
 }
 
 /*
+ * A connection has room again and took back its stop: wake the queue,
+ * never during a restart, and only with slack in the UD ring behind the
+ * same queue (ipoib_ud_tx_slack() says who wakes otherwise).
+ */
+static void ipoib_cm_wake(struct ipoib_dev *priv)
+{
+	if (test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
+	    ipoib_ud_tx_slack(priv))
+		netif_wake_queue(priv->dev);
+}
+
+/*
+ * Stop the queue for a full connection and take a stop token; a waker
+ * that takes the token must see the queue stopped.
+ */
+static void ipoib_cm_stop_queue(struct ipoib_dev *priv)
+{
+	netif_stop_queue(priv->dev);
+	smp_mb__after_atomic(); /* the stop before the token */
+	atomic_inc(&priv->cm.tx_stopped);
+	smp_mb(); /* the token before re-reading tx_tail */
+}
+
+/*
  * Send one skb (pseudo header still in front) over a live connection.
  * cm_lock held: it also guards the gather list.
  */
@@ -144,18 +168,14 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	WRITE_ONCE(chan->tx_head, chan->tx_head + 1);
 	WRITE_ONCE(chan->last_used, jiffies);
 	if (ipoib_cm_tx_full(chan)) {
-		netif_stop_queue(dev);
-		atomic_inc(&priv->cm.tx_stopped);
-		smp_mb(); /* queue state before re-reading tx_tail */
+		ipoib_cm_stop_queue(priv);
 		if (!ipoib_cm_tx_full(chan)) {
-			/* from a CM handler too: never during a restart */
-			if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
-			    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
-				netif_wake_queue(dev);
+			if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
+				ipoib_cm_wake(priv);
 		} else {
 			/* if it turns out stuck, the others go on */
-			mod_delayed_work(priv->cm.wq, &priv->cm.stall_work,
-					 IPOIB_CM_STALL + 1);
+			queue_delayed_work(priv->cm.wq, &priv->cm.stall_work,
+					   IPOIB_CM_STALL + 1);
 		}
 	}
 	return;
@@ -257,9 +277,11 @@ void ipoib_cm_stall_work(struct work_struct *work)
 					      struct ipoib_dev,
 					      cm.stall_work);
 
-	if (atomic_xchg(&priv->cm.tx_stopped, 0) &&
-	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
-		netif_wake_queue(priv->dev);
+	/* BH off: a restart's synchronize_net() waits for this wake */
+	local_bh_disable();
+	if (atomic_xchg(&priv->cm.tx_stopped, 0))
+		ipoib_cm_wake(priv);
+	local_bh_enable();
 }
 
 /*
@@ -277,16 +299,14 @@ static int ipoib_cm_xmit_live(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	if (unlikely(ipoib_cm_tx_full(chan))) {
 		if (ipoib_cm_tx_stuck(chan) || READ_ONCE(chan->probation))
 			return -ENOBUFS;
-		netif_stop_queue(priv->dev);
-		atomic_inc(&priv->cm.tx_stopped);
-		smp_mb(); /* queue state before re-reading tx_tail */
+		ipoib_cm_stop_queue(priv);
 		if (ipoib_cm_tx_full(chan)) {
-			mod_delayed_work(priv->cm.wq, &priv->cm.stall_work,
-					 IPOIB_CM_STALL + 1);
+			queue_delayed_work(priv->cm.wq, &priv->cm.stall_work,
+					   IPOIB_CM_STALL + 1);
 			return -EBUSY;
 		}
 		if (atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
-			netif_wake_queue(priv->dev);
+			ipoib_cm_wake(priv);
 	}
 	ipoib_cm_send(chan, skb);
 	return 1;
@@ -435,9 +455,8 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 	smp_mb();
 	if (atomic_read(&priv->cm.tx_stopped) &&
 	    chan->tx_head - chan->tx_tail <= priv->sendq_size / 2 &&
-	    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0 &&
-	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags))
-		netif_wake_queue(priv->dev);
+	    atomic_dec_if_positive(&priv->cm.tx_stopped) >= 0)
+		ipoib_cm_wake(priv);
 	/* the last touch: the channel may be released right after */
 	if (test_bit_acquire(IPOIB_CM_HOLD_TX, &chan->holding) &&
 	    !ipoib_cm_tx_inflight(chan))

@@ -573,6 +573,23 @@ static unsigned int ipoib_tx_inflight(struct ipoib_dev *priv)
 	return READ_ONCE(priv->tx_head) - smp_load_acquire(&priv->tx_tail);
 }
 
+/* Room for one more datagram in the UD send ring. */
+static bool ipoib_ud_tx_room(struct ipoib_dev *priv)
+{
+	return ipoib_tx_inflight(priv) < priv->sendq_size;
+}
+
+/*
+ * The device queue is the UD ring's and every connection's. A waker of
+ * another ring wakes it only while this one is at most half full: a
+ * fuller ring has completions to come, and its drain wakes a stopped
+ * queue on every poll.
+ */
+bool ipoib_ud_tx_slack(struct ipoib_dev *priv)
+{
+	return ipoib_tx_inflight(priv) <= priv->sendq_size / 2;
+}
+
 static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 {
 	struct ib_wc wc[IPOIB_POLL_BATCH];
@@ -588,7 +605,7 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 	/* never while a restart tears the datapath down */
 	if (netif_queue_stopped(priv->dev) &&
 	    test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
-	    ipoib_tx_inflight(priv) <= priv->sendq_size / 2)
+	    ipoib_ud_tx_slack(priv))
 		netif_wake_queue(priv->dev);
 }
 
@@ -727,22 +744,22 @@ void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 	dev_kfree_skb_any(skb);
 }
 
+/* After a post (netif tx lock held): stop the queue if the ring is full. */
+static void ipoib_ud_maybe_stop(struct ipoib_dev *priv)
+{
+	if (ipoib_ud_tx_room(priv))
+		return;
+	netif_stop_queue(priv->dev);
+	smp_mb(); /* queue state before re-reading tx_tail */
+	if (ipoib_ud_tx_room(priv))
+		netif_wake_queue(priv->dev);
+}
+
 /*
  * Post one datagram; skb->data is the pseudo header, which goes, leaving
  * the encapsulation header first on the wire. Takes its own reference on
  * @ah for the time the send is in flight.
  */
-/* After a post (netif tx lock held): stop the queue if the ring is full. */
-static void ipoib_ud_maybe_stop(struct ipoib_dev *priv)
-{
-	if (ipoib_tx_inflight(priv) < priv->sendq_size)
-		return;
-	netif_stop_queue(priv->dev);
-	smp_mb(); /* queue state before re-reading tx_tail */
-	if (ipoib_tx_inflight(priv) < priv->sendq_size)
-		netif_wake_queue(priv->dev);
-}
-
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey)
 {
@@ -768,16 +785,28 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		return NETDEV_TX_OK;
 	}
 	ipoib_test_xmit_delay();
-	if (unlikely(ipoib_tx_inflight(priv) >= priv->sendq_size)) {
-		netif_stop_queue(dev);
-		return NETDEV_TX_BUSY;
-	}
 	/* a UD message is one packet: it must fit the path MTU */
 	if (unlikely(skb->len - IPOIB_PSEUDO_LEN > priv->mcast_mtu)) {
 		ipoib_warn_rl(priv, "dropping %u-byte packet above the %u-byte IB MTU\n",
 			      skb->len - IPOIB_PSEUDO_LEN, priv->mcast_mtu);
 		ipoib_tx_too_big(priv, skb, IPOIB_UD_MTU(priv->mcast_mtu));
 		return NETDEV_TX_OK;
+	}
+	/*
+	 * Rare: the queue stops when the ring fills, and the wakers of the
+	 * other rings behind it (connected mode's) wake it only with slack
+	 * here, but one that read the slack before our last post can still
+	 * wake it. Stop it again, and requeue only if no completion freed a
+	 * slot meanwhile: the skb is untouched, the stopped qdisc holds it,
+	 * and our drain wakes a stopped queue on every poll.
+	 */
+	if (unlikely(!ipoib_ud_tx_room(priv))) {
+		netif_stop_queue(dev);
+		smp_mb(); /* queue state before re-reading tx_tail */
+		if (!ipoib_ud_tx_room(priv))
+			return NETDEV_TX_BUSY;
+		/* a connection's stop, if one raced, comes again on its next send */
+		netif_start_queue(dev);
 	}
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_ud_tx_csum(priv, skb, &wr.wr) ||
