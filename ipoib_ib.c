@@ -744,15 +744,20 @@ void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 	dev_kfree_skb_any(skb);
 }
 
-/* After a post (netif tx lock held): stop the queue if the ring is full. */
-static void ipoib_ud_maybe_stop(struct ipoib_dev *priv)
+/*
+ * Netif tx lock held: stop the queue while the ring is full. True if it
+ * stays stopped; a completion that freed a slot meanwhile is seen.
+ */
+static bool ipoib_ud_stop_if_full(struct ipoib_dev *priv)
 {
 	if (ipoib_ud_tx_room(priv))
-		return;
+		return false;
 	netif_stop_queue(priv->dev);
 	smp_mb(); /* queue state before re-reading tx_tail */
-	if (ipoib_ud_tx_room(priv))
-		netif_wake_queue(priv->dev);
+	if (!ipoib_ud_tx_room(priv))
+		return true;
+	netif_wake_queue(priv->dev);
+	return false;
 }
 
 /*
@@ -800,14 +805,8 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	 * slot meanwhile: the skb is untouched, the stopped qdisc holds it,
 	 * and our drain wakes a stopped queue on every poll.
 	 */
-	if (unlikely(!ipoib_ud_tx_room(priv))) {
-		netif_stop_queue(dev);
-		smp_mb(); /* queue state before re-reading tx_tail */
-		if (!ipoib_ud_tx_room(priv))
-			return NETDEV_TX_BUSY;
-		/* a connection's stop, if one raced, comes again on its next send */
-		netif_start_queue(dev);
-	}
+	if (unlikely(ipoib_ud_stop_if_full(priv)))
+		return NETDEV_TX_BUSY;
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_ud_tx_csum(priv, skb, &wr.wr) ||
 		     skb_linearize(skb))) {
@@ -845,7 +844,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	DEV_STATS_INC(dev, tx_packets);
 	DEV_STATS_ADD(dev, tx_bytes, len);
 	WRITE_ONCE(priv->tx_head, priv->tx_head + 1);
-	ipoib_ud_maybe_stop(priv);
+	ipoib_ud_stop_if_full(priv);
 	return NETDEV_TX_OK;
 }
 
