@@ -7,6 +7,8 @@
 #include <linux/etherdevice.h>
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
+#include <net/addrconf.h>
+#include <net/dst_metadata.h>
 #include <net/icmp.h>
 #include <rdma/ib_cache.h>
 
@@ -723,6 +725,33 @@ static void ipoib_tx_drop(struct ipoib_dev *priv, struct sk_buff *skb)
 }
 
 /*
+ * The route learns a unicast destination's MTU as well as the sender.
+ * A local sender would learn it from our ICMP too; a router would not,
+ * its ICMP goes to the source. A forwarded IPv4 packet without DF that
+ * the source keeps sending too big (it ignores the ICMP, or a filter
+ * drops it) is then fragmented by the router for this destination, but
+ * only with net.ipv4.ip_forward_use_pmtu=1: by default forwarding goes
+ * by the device MTU (see the admin guide).
+ */
+static void ipoib_tx_learn_pmtu(struct sk_buff *skb, unsigned int mtu)
+{
+	bool unicast;
+
+	if (!skb_valid_dst(skb))
+		return;
+	if (skb->protocol == htons(ETH_P_IP))
+		unicast = pskb_network_may_pull(skb, sizeof(struct iphdr)) &&
+			  !ipv4_is_multicast(ip_hdr(skb)->daddr);
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		unicast = pskb_network_may_pull(skb, sizeof(struct ipv6hdr)) &&
+			  !ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	else
+		return;
+	if (unicast)
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+}
+
+/*
  * A packet that cannot go as it is (@skb still has its pseudo header):
  * too big for the UD MTU (multicast, or no connection) or for the
  * connection's MTU. RFC 4755 s7.2: tell the sender the per-destination
@@ -735,6 +764,7 @@ void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 	atomic_long_inc(&priv->counters.tx_too_big);
 	skb_pull(skb, IPOIB_HARD_LEN);
 	skb_reset_network_header(skb);
+	ipoib_tx_learn_pmtu(skb, mtu);
 	if (skb->protocol == htons(ETH_P_IP))
 		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
 			      htonl(mtu));

@@ -20,6 +20,9 @@
 #    EINVAL and a log line; B, in connected mode, never connects to it,
 #    and a packet too big for UD gets "fragmentation needed" (path MTU
 #    discovery, s7.2) instead of vanishing. TCP and big pings still work.
+#    B routes, too: its route to A learns A's MTU from the first packet
+#    too big, so a source that ignores the ICMP and sends without DF is
+#    fragmented by B from the next packet on (ip_forward_use_pmtu=1).
 GUESTS=2
 VM_TIMEOUT=700
 [ "${ROLE:-}" = A ] && IPOIB_MODPARAMS="${IPOIB_MODPARAMS:-} cm_srq=0"
@@ -51,6 +54,40 @@ load() {
 }
 reload() {
 	modprobe -r ib_ipoib && load "$@"
+}
+
+# B routes for a host in namespace src (veth MTU 9000) that sends 6000
+# octets without DF and ignores "fragmentation needed" (ip_no_pmtu_disc=2,
+# as hosts behind filters do) to A's second address, which B has never
+# sent to. Too big for A's UD MTU: the first is dropped, and the route
+# learns the MTU, by which B fragments the others. Forwarding uses a
+# learned MTU only with ip_forward_use_pmtu=1; without it (the default)
+# nothing would get through, whatever the driver did.
+forward_df_clear() {
+	local big0
+
+	ip netns add src
+	ip link add vsrc type veth peer name vsrc netns src
+	ip link set vsrc mtu 9000 up
+	ip addr add 10.99.0.1/24 dev vsrc
+	ip -n src link set vsrc mtu 9000 up
+	ip -n src addr add 10.99.0.2/24 dev vsrc
+	ip -n src route add default via 10.99.0.1
+	ip netns exec src sysctl -qw net.ipv4.ip_no_pmtu_disc=2
+	sysctl -qw net.ipv4.ip_forward=1 net.ipv4.ip_forward_use_pmtu=1
+	big0=$(stat_of tx_too_big)
+	ip netns exec src ping -c 4 -i 0.3 -W 5 -M dont -s 6000 10.20.0.11 \
+		>/tmp/fwd.log 2>&1
+	sed 's/^/#   /' /tmp/fwd.log
+	ip route get 10.20.0.11 | sed 's/^/#   /'
+	check "3: forwarded without DF, 6000 octets reach A after the first" \
+		grep -q '4 packets transmitted, 3 received' /tmp/fwd.log
+	check "3: ... which B's driver dropped as too big" \
+		test "$(stat_of tx_too_big)" = $((big0 + 1))
+	check "3: ... and B's route to A learnt the UD MTU from it" \
+		sh -c "ip route get 10.20.0.11 | grep -q 'mtu 4092'"
+	sysctl -qw net.ipv4.ip_forward=0 net.ipv4.ip_forward_use_pmtu=0
+	ip netns delete src
 }
 
 # --- 1: a receive queue per connection ---------------------------------
@@ -220,6 +257,15 @@ if [ "$ROLE" = B ]; then
 	log "B: tx_too_big $(stat_of tx_too_big)"
 	check "3: B answered 'too big' locally" \
 		sh -c "ethtool -S $ifc | grep -Eq 'tx_too_big: [1-9]'"
+	wait_for A routed 60
+	forward_df_clear
+	signal forwarded
+else
+	check "3: A takes a second address, routes 10.99.0.0/24 via B" \
+		sh -c "ip addr add 10.20.0.11/24 dev $ifc &&
+		       ip route add 10.99.0.0/24 via 10.20.0.2 dev $ifc"
+	signal routed
+	wait_for B forwarded 120
 fi
 barrier three-done
 pkill iperf3
