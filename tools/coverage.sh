@@ -10,11 +10,15 @@
 # written to build/coverage/coverage.txt. Ends with "N passed, N failed"
 # for the tests run (their coverage counts whether they passed or not).
 #   TESTS="..."  VM selftests to run (default: TEST_PROGS of selftests/)
+#   FI=1|0       also run check-debug's fault-injection pass, whose failed
+#                allocations reach the error paths (default: 1 without
+#                TESTS, 0 with)
 #   IPOIB_DEBUG_CACHE  where the kernel is cached (see check-debug.sh)
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
+FI=${FI:-$([ -z "${TESTS:-}" ] && echo 1 || echo 0)}
 TESTS=${TESTS:-$(sed -n 's/^TEST_PROGS *:= *//p' selftests/Makefile)}
 out=$top/build/coverage
 CHECK_LOGS=$out/logs
@@ -34,9 +38,15 @@ fi
 # shellcheck disable=SC2046,SC2086 # test names are words
 tap "vm coverage" env IPOIB_DEBUG_KERNEL="$kenv" IPOIB_GCOV=1 \
 	tools/vm/batch.sh $(printf 'selftests/%s ' $TESTS)
-# the runs of this batch: "# LABEL: ... logs in build/vm/runs/DIR"
+logs=("$(check_log_name "vm coverage")")
+if [ "$FI" = 1 ]; then
+	tap "vm coverage fault injection" env IPOIB_DEBUG_KERNEL="$kenv" \
+		IPOIB_GCOV=1 tools/debug-kernel/fault_injection.sh
+	logs+=("$(check_log_name "vm coverage fault injection")")
+fi
+# the runs of these batches: "# LABEL: ... logs in build/vm/runs/DIR"
 mapfile -t dumps < <(sed -n 's|^# .*, logs in \(.*\)$|\1/shared/gcov|p' \
-	"$(check_log_name "vm coverage")")
+	"${logs[@]}")
 DEBUG_KVER=''
 # shellcheck source=/dev/null
 . "$kenv"
