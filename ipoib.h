@@ -4,10 +4,10 @@
  *
  * Locking rules (the only place they are written down):
  *
- * - ipoib_hcas (the list of RDMA devices we serve) is protected by
- *   ipoib_hcas_lock (a mutex). ib_client add/remove callbacks are
- *   serialised by the RDMA core per device; the list lock only orders them
- *   against module-wide walks.
+ * - An ipoib_hca (one per RDMA device we serve) is the ib_client's data:
+ *   the RDMA core serialises add_one and remove_one per device, and no
+ *   module-wide list of them exists. Its event handler is registered
+ *   before its first interface and unregistered before the last goes.
  * - hca->ports (the ibN interfaces of one RDMA device) is changed only under
  *   RTNL and with hca->lock held; readers hold either.
  * - Verbs objects of an interface (PD, CQs, UD QP) live from ndo_init to
@@ -523,7 +523,8 @@ struct ipoib_dev {
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */
-	unsigned int mcast_mtu;		/* broadcast group's IB MTU */
+	/* the broadcast group's IB MTU: written under RTNL, READ_ONCE without */
+	unsigned int mcast_mtu;
 	bool mcast_router;		/* IFF_ALLMULTI in effect (RFC 4391 s11) */
 	bool mcast_allmulti;		/* IFF_ALLMULTI as last seen */
 	bool mcast_watching;		/* the fabric's mcast_watch is on */

@@ -215,13 +215,13 @@ void ipoib_cm_send_queued(struct ipoib_cm_chan *chan)
 /* A channel went without carrying them: what waited goes over UD. */
 void ipoib_cm_flush_to_ud(struct ipoib_dev *priv, struct sk_buff_head *list)
 {
+	unsigned int ud_mtu = IPOIB_UD_MTU(READ_ONCE(priv->mcast_mtu));
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(list))) {
 		if (ipoib_cm_ip_len(skb) > priv->dev->mtu ||
-		    ipoib_cm_ip_len(skb) > IPOIB_UD_MTU(priv->mcast_mtu)) {
-			ipoib_tx_too_big(priv, skb,
-					 IPOIB_UD_MTU(priv->mcast_mtu));
+		    ipoib_cm_ip_len(skb) > ud_mtu) {
+			ipoib_tx_too_big(priv, skb, ud_mtu);
 			continue;
 		}
 		local_bh_disable();
@@ -335,7 +335,7 @@ static struct ipoib_cm_chan *ipoib_cm_start(struct ipoib_cm_peer *peer,
 /* A datagram-only peer, or no channel: s7.2, its MTU is the UD MTU. */
 static int ipoib_cm_ud_or_too_big(struct ipoib_dev *priv, struct sk_buff *skb)
 {
-	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
+	unsigned int ud_mtu = IPOIB_UD_MTU(READ_ONCE(priv->mcast_mtu));
 
 	if (ipoib_cm_ip_len(skb) > ud_mtu &&
 	    (skb->protocol == htons(ETH_P_IP) ||
@@ -356,7 +356,7 @@ static int ipoib_cm_ud_or_too_big(struct ipoib_dev *priv, struct sk_buff *skb)
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst)
 {
-	unsigned int ud_mtu = IPOIB_UD_MTU(priv->mcast_mtu);
+	unsigned int ud_mtu = IPOIB_UD_MTU(READ_ONCE(priv->mcast_mtu));
 	struct ipoib_cm_peer *peer = NULL;
 	struct ipoib_cm_chan *chan;
 	u8 addr[IPOIB_ADDR_LEN];

@@ -181,6 +181,12 @@ static int ipoib_ib_mcast_done(int status, struct ib_sa_multicast *sa_mc)
 	struct ipoib_mcast_params *p = &mc->params;
 
 	/* -ENETRESET: the SA dropped us (port or SM event) */
+	if (!status && ib_mtu_enum_to_int(rec->mtu) < 0) {
+		/* a bad SA's answer must not become our MTU */
+		ipoib_warn_rl(priv, "SA answered a join with MTU code %u: ignored\n",
+			      rec->mtu);
+		status = -EINVAL;
+	}
 	if (!status) {
 		rdma_destroy_ah_attr(&p->ah_attr);
 		p->qkey = be32_to_cpu(rec->qkey);

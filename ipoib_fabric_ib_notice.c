@@ -368,6 +368,28 @@ static void ipoib_notice_query_done(struct ipoib_notice_port *np,
 	ipoib_notice_retry_soon(np);
 }
 
+/* A subscription not taken: what the SA said (@mad) or did not. */
+static void ipoib_notice_refused(struct ipoib_notice_port *np,
+				 struct ib_mad_send_buf *msg,
+				 const struct ib_sa_mad *mad,
+				 enum ib_wc_status status)
+{
+	unsigned long tag = (uintptr_t)msg->context[0];
+	unsigned int idx = (tag >> IPOIB_NOTICE_IDX_SHIFT) &
+			   IPOIB_NOTICE_IDX_MASK;
+
+	if (!(tag & IPOIB_NOTICE_SUB) || idx >= ARRAY_SIZE(ipoib_notice_traps))
+		return;
+	if (mad)
+		dev_warn_ratelimited(&np->ca->dev, "port %u: the SA refused to report trap %u (MAD status 0x%04x): asking again later\n",
+				     np->port, ipoib_notice_traps[idx],
+				     be16_to_cpu(mad->mad_hdr.status));
+	else if (status != IB_WC_WR_FLUSH_ERR)
+		dev_warn_ratelimited(&np->ca->dev, "port %u: the SA did not answer a subscription to trap %u (%s): asking again later\n",
+				     np->port, ipoib_notice_traps[idx],
+				     ib_wc_status_msg(status));
+}
+
 static void ipoib_notice_sent(struct ib_mad_agent *agent,
 			      struct ib_mad_send_wc *wc)
 {
@@ -376,6 +398,8 @@ static void ipoib_notice_sent(struct ib_mad_agent *agent,
 	unsigned long tag = (uintptr_t)msg->context[0];
 	bool ok = wc->status == IB_WC_SUCCESS && msg->context[1] == msg;
 
+	if ((tag & IPOIB_NOTICE_SET) && wc->status != IB_WC_SUCCESS)
+		ipoib_notice_refused(np, msg, NULL, wc->status);
 	if (tag & IPOIB_NOTICE_SET)
 		ipoib_notice_set_done(np, msg, ok);
 	else if (tag & IPOIB_NOTICE_QUERY)
@@ -384,12 +408,15 @@ static void ipoib_notice_sent(struct ib_mad_agent *agent,
 }
 
 /* The SA answered a Set: the verdict goes to the send completion. */
-static void ipoib_notice_answered(struct ib_mad_send_buf *msg,
+static void ipoib_notice_answered(struct ipoib_notice_port *np,
+				  struct ib_mad_send_buf *msg,
 				  const struct ib_sa_mad *mad)
 {
 	if (!mad->mad_hdr.status &&
 	    mad->mad_hdr.method == IB_MGMT_METHOD_GET_RESP)
 		msg->context[1] = msg;
+	else
+		ipoib_notice_refused(np, msg, mad, IB_WC_SUCCESS);
 }
 
 /* One buffer of the records, out of however many RMPP segments. */
@@ -539,7 +566,7 @@ static void ipoib_notice_recv(struct ib_mad_agent *agent,
 	if (send_buf && ((uintptr_t)send_buf->context[0] & IPOIB_NOTICE_QUERY))
 		ipoib_notice_table(np, send_buf, rwc);
 	else if (send_buf)
-		ipoib_notice_answered(send_buf, mad);
+		ipoib_notice_answered(np, send_buf, mad);
 	else if (mad->mad_hdr.method == IB_MGMT_METHOD_REPORT)
 		ipoib_notice_report(np, rwc);
 	ib_free_recv_mad(rwc);

@@ -198,7 +198,7 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 {
 	struct ipoib_mcast_params *p = &mc->params;
 	struct ipoib_roce_mcast *rm;
-	int ret;
+	int ret, mtu;
 
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
@@ -218,14 +218,20 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 		rm->ipv6_joined = true;
 	}
 
-	memset(p, 0, sizeof(*p));
-	p->qkey = ipoib_roce_qkey;
 	/*
 	 * No SA to tell the group's MTU: the largest IB MTU the underlay's
 	 * frames carry, as the port's active MTU is derived. (Not
 	 * ib_query_port(): rxe takes RTNL in it, and we hold RTNL here.)
 	 */
-	p->ib_mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(rm->ndev->mtu)));
+	mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(rm->ndev->mtu)));
+	if (mtu < 0) {
+		ipoib_warn_rl(priv, "%s's MTU carries no IB MTU: cannot join\n",
+			      netdev_name(rm->ndev));
+		return -EINVAL;
+	}
+	memset(p, 0, sizeof(*p));
+	p->qkey = ipoib_roce_qkey;
+	p->ib_mtu = mtu;
 	p->mlid = 0;
 	p->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&p->ah_attr, priv->port);

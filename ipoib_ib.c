@@ -812,7 +812,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		.remote_qpn = qpn,
 		.remote_qkey = qkey,
 	};
-	unsigned int id, len;
+	unsigned int id, len, ib_mtu;
 	u64 mapping;
 
 	if (unlikely(!test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
@@ -821,10 +821,11 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	}
 	ipoib_test_xmit_delay();
 	/* a UD message is one packet: it must fit the path MTU */
-	if (unlikely(skb->len - IPOIB_PSEUDO_LEN > priv->mcast_mtu)) {
+	ib_mtu = READ_ONCE(priv->mcast_mtu);
+	if (unlikely(skb->len - IPOIB_PSEUDO_LEN > ib_mtu)) {
 		ipoib_warn_rl(priv, "dropping %u-byte packet above the %u-byte IB MTU\n",
-			      skb->len - IPOIB_PSEUDO_LEN, priv->mcast_mtu);
-		ipoib_tx_too_big(priv, skb, IPOIB_UD_MTU(priv->mcast_mtu));
+			      skb->len - IPOIB_PSEUDO_LEN, ib_mtu);
+		ipoib_tx_too_big(priv, skb, IPOIB_UD_MTU(ib_mtu));
 		return NETDEV_TX_OK;
 	}
 	/*

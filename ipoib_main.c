@@ -855,6 +855,12 @@ static int ipoib_add_one(struct ib_device *ca)
 	INIT_LIST_HEAD(&hca->ports);
 	refcount_set(&hca->users, 1);
 	init_completion(&hca->gone);
+	/*
+	 * Before the first interface: one opened at once (udev) must not
+	 * miss the SM's P_Key table or ACTIVE while the next port is added.
+	 */
+	INIT_IB_EVENT_HANDLER(&hca->event_handler, ca, ipoib_event);
+	ib_register_event_handler(&hca->event_handler);
 
 	rdma_for_each_port(ca, port) {
 		ret = ipoib_add_port(hca, port);
@@ -864,14 +870,13 @@ static int ipoib_add_one(struct ib_device *ca)
 	}
 	if (list_empty(&hca->ports)) {
 		/* interfaces that failed to register are gone already */
+		ib_unregister_event_handler(&hca->event_handler);
 		ipoib_hca_put(hca);
 		wait_for_completion(&hca->gone);
 		mutex_destroy(&hca->lock);
 		kfree(hca);
 		return -EOPNOTSUPP;
 	}
-	INIT_IB_EVENT_HANDLER(&hca->event_handler, ca, ipoib_event);
-	ib_register_event_handler(&hca->event_handler);
 	ib_set_client_data(ca, &ipoib_client, hca);
 	return 0;
 }

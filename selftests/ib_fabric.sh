@@ -160,7 +160,7 @@ t0=$(date +%s%N)
 check "... which goes live without the RTU" wait_until 10 passive live
 ms=$((($(date +%s%N) - t0) / 1000000))
 log "lost RTU: the passive side live $ms ms after it was first seen"
-check "... within 1 s" test "$ms" -lt 1000
+check "... within $VM_SLOW s" test "$ms" -lt $((1000 * VM_SLOW))
 wait "$rtu_ping"
 echo 0 >/sys/kernel/debug/softib/softib0_lose_cm_rtu
 check "... softib0 lost one RTU" test "$(softib_count softib0 lost_cm_rtu)" = 1
@@ -190,5 +190,5 @@ ip netns exec b pkill iperf3
 ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 opensm_stop "$osm_pid"
-check "softib unloads" rmmod softib
+softib_unload
 finish

@@ -49,6 +49,16 @@ ifs_split() {
 softib_count() {	# softib_count DEV COUNTER: from its debugfs file
 	awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/softib/$1"
 }
+# softib_unload: after the test, a real HCA's fatal CQ overrun never
+# happened (the soft HCA drops the completion and goes on), then unload
+softib_unload() {
+	local d
+	for d in softib0 softib1; do
+		check "no completion queue of $d overran" \
+			test "$(softib_count $d cq_overflow)" = 0
+	done
+	check "softib unloads" rmmod softib
+}
 
 # softib_load: both devices registered, cabled, ports INIT
 softib_load() {

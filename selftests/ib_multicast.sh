@@ -337,4 +337,5 @@ ip -n b link del c1
 ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 opensm_stop "$osm_pid"
-check "softib unloads" rmmod softib
+softib_unload
+finish

@@ -134,5 +134,5 @@ kill "$ping_pid"
 ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 opensm_stop "$osm_pid"
-check "softib unloads" rmmod softib
+softib_unload
 finish

@@ -69,13 +69,14 @@ longest_gap() {	# longest_gap FROM: the longest time without a reply since
 		      printf "%.2f\n", gap }' /tmp/ping.log
 }
 # outage WHAT FROM: log the longest time without a reply, and check it
-# is under a second (the ping sends every 50 ms)
+# is under a second (the ping sends every 50 ms; VM_SLOW s on a slower
+# kernel)
 outage() {
 	local gap
 	gap=$(longest_gap "$2")
 	log "$1: the longest time without a reply $gap s"
-	check "$1: no reply missing for a second" \
-		awk -v g="$gap" 'BEGIN { exit !(g < 1) }'
+	check "$1: no reply missing for $VM_SLOW s" \
+		awk -v g="$gap" -v s="$VM_SLOW" 'BEGIN { exit !(g < s) }'
 }
 # neighbours flushed on both sides: ARP goes over the broadcast group,
 # which must be attached at the MLID the SM gave it
@@ -235,5 +236,5 @@ check "verbs objects as before the events" wait_until 10 same_counts
 ip netns delete b
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 opensm_stop "$osm0"
-check "softib unloads" rmmod softib
+softib_unload
 finish

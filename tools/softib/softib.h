@@ -286,6 +286,13 @@ static inline bool softib_lid_mcast(u16 lid)
 	return lid >= 0xc000 && lid < 0xffff;
 }
 
+/* PortInfo's violation counters stop at their maximum (IBA 14.2.5.6) */
+static inline void softib_violation(u16 *counter)
+{
+	if (*counter != U16_MAX)
+		(*counter)++;
+}
+
 /* IBA 10.9.3: the low 15 bits match and at least one is a full member */
 static inline bool softib_pkey_match(u16 a, u16 b)
 {

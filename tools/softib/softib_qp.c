@@ -142,7 +142,7 @@ static int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
 	} else {
 		err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
-				      XA_LIMIT(0x11, 0xffffff),
+				      XA_LIMIT(0x11, 0xfffffe),
 				      &sdev->next_qpn, GFP_KERNEL);
 		err = err < 0 ? err : 0;
 	}
@@ -340,13 +340,15 @@ static int softib_send_one(struct softib_qp *qp, const struct ib_send_wr *wr)
 	if (state != IB_QPS_RTS || wr->num_sge > qp->max_send_sge ||
 	    (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM))
 		return -EINVAL;
+	/* (a sum that wraps is too long, as a real HCA finds) */
 	for (i = 0; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;
+		if (check_add_overflow(len, wr->sg_list[i].length, &len))
+			len = U32_MAX;
 	if (len > ib_mtu_enum_to_int(SOFTIB_MTU)) {
 		softib_send_done(qp, wr, IB_WC_LOC_LEN_ERR, 0);
 		return 0;
 	}
-	pkt = kzalloc(struct_size(pkt, data, len), GFP_ATOMIC);
+	pkt = kzalloc(struct_size(pkt, data, len), GFP_ATOMIC | __GFP_NOWARN);
 	if (!pkt)
 		return -ENOMEM;
 	pkt->len = len;

@@ -206,7 +206,9 @@ int softib_rc_post(struct softib_qp *qp, const struct ib_send_wr *wr)
 	one.len = 0;
 	for (i = 0; i < wr->num_sge; i++) {
 		one.sge[i] = wr->sg_list[i];
-		one.len += wr->sg_list[i].length;
+		if (check_add_overflow(one.len, wr->sg_list[i].length,
+				       &one.len))
+			one.len = U32_MAX;
 	}
 	if (state == IB_QPS_ERR || state == IB_QPS_SQE) {
 		softib_rc_done(qp, &one, IB_WC_WR_FLUSH_ERR);
@@ -322,11 +324,14 @@ out:
 static void softib_rc_answer(struct softib_port *port, struct softib_qp *qp,
 			     const struct softib_pkt *pkt, enum softib_op op)
 {
-	struct softib_pkt *r = kzalloc(sizeof(*r), GFP_ATOMIC);
+	struct softib_pkt *r = kzalloc(sizeof(*r), GFP_ATOMIC | __GFP_NOWARN);
 	unsigned long flags;
 
-	if (!r)
-		return;	/* the requester times out */
+	if (!r) {
+		/* lost on the cable: the requester times out */
+		atomic64_inc(&port->stats.drop_link);
+		return;
+	}
 	r->op = op;
 	r->psn = pkt->psn;
 	r->rnr_timer = qp->min_rnr_timer;
@@ -361,7 +366,7 @@ void softib_rc_recv(struct softib_dev *sdev, struct softib_qp *qp,
 	spin_lock_irqsave(&port->lock, flags);
 	pkey_ok = softib_pkey_match(port->pkeys[qp->pkey_index], pkt->pkey);
 	if (!pkey_ok)
-		port->pkey_violations++;
+		softib_violation(&port->pkey_violations);
 	spin_unlock_irqrestore(&port->lock, flags);
 	if (!pkey_ok) {
 		atomic64_inc(&port->stats.drop_pkey);

@@ -77,7 +77,7 @@ void softib_wire_send(struct softib_port *from, struct softib_pkt *pkt)
 	/* under from->lock: the cable is not pulled meanwhile */
 	if (to && local) {
 		copy = kmemdup(pkt, struct_size(pkt, data, pkt->len),
-			       GFP_ATOMIC);
+			       GFP_ATOMIC | __GFP_NOWARN);
 		if (copy)
 			softib_wire_queue(to->sdev, copy);
 		else
@@ -120,12 +120,12 @@ static atomic64_t *softib_keys_fail(struct softib_port *port,
 		*pkey_index = qp->pkey_index;
 	}
 	if (pkt->qkey != qp->qkey) {
-		port->qkey_violations++;
+		softib_violation(&port->qkey_violations);
 		return &port->stats.drop_qkey;
 	}
 	return NULL;
 bad_pkey:
-	port->pkey_violations++;
+	softib_violation(&port->pkey_violations);
 	return &port->stats.drop_pkey;
 }
 
