@@ -312,7 +312,7 @@ struct ipoib_mcast {
 	struct rcu_head rcu;
 	struct ipoib_dev *priv;
 	u8 mgid[IPOIB_GID_LEN];
-	enum ipoib_mcast_state state;
+	enum ipoib_mcast_state state;	/* mcast_mutex; READ_ONCE on transmit */
 	bool sendonly;			/* joined for sending only */
 	bool wanted;			/* in the device's multicast list */
 	bool attached;			/* QP attached (full member) */

@@ -68,7 +68,7 @@ static struct ipoib_mcast *ipoib_mcast_new(struct ipoib_dev *priv,
 		return NULL;
 	mc->priv = priv;
 	memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
-	mc->state = IPOIB_MCAST_IDLE;
+	WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
 	mc->created = jiffies;
 	mc->last_used = jiffies;
 	skb_queue_head_init(&mc->queue);
@@ -122,6 +122,8 @@ static void ipoib_mcast_drop_membership(struct ipoib_dev *priv,
 {
 	struct ipoib_ah *ah;
 
+	lockdep_assert_held(&priv->mcast_mutex);
+
 	if (mc->attached) {
 		ib_detach_mcast(priv->qp, (union ib_gid *)mc->mgid,
 				mc->joined.mlid);
@@ -158,7 +160,7 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		mc->retry_at = jiffies + mc->backoff * HZ;
 	}
 	mc->sm_new = false;
-	mc->state = IPOIB_MCAST_FAILED;
+	WRITE_ONCE(mc->state, IPOIB_MCAST_FAILED);
 	/*
 	 * A NonMember join the SA refused (ib_sa's -EINVAL: the group is
 	 * gone): the router lets it go. Timeouts and the like retry.
@@ -188,6 +190,8 @@ static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
 {
 	struct ipoib_ah *ah, *old;
 	int ret;
+
+	lockdep_assert_held(&priv->mcast_mutex);
 
 	if (mc == priv->broadcast) {
 		/* RFC 4391 s9.1.2: the group's Q_Key for all traffic */
@@ -264,7 +268,7 @@ static void ipoib_mcast_rekind(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	mc->sendonly = false;
 	mc->nonmember = nonmember;
 	spin_unlock_bh(&priv->mcast_lock);
-	mc->state = IPOIB_MCAST_IDLE;
+	WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
 	mc->backoff = 0;
 }
 
@@ -285,11 +289,13 @@ static void ipoib_mcast_rejoin(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 {
 	int ret;
 
+	lockdep_assert_held(&priv->mcast_mutex);
+
 	if (mc != priv->broadcast && !ipoib_mcast_link_formed(priv))
 		return;
 	mc->rejoin = false;
 	priv->fabric->mcast_leave(priv, mc);
-	mc->state = IPOIB_MCAST_REJOINING;
+	WRITE_ONCE(mc->state, IPOIB_MCAST_REJOINING);
 	ipoib_mcast_dbg(priv, "joining %pI6 again\n", mc->mgid);
 	atomic_long_inc(&priv->counters.mcast_joins);
 	ret = priv->fabric->mcast_join(priv, mc);
@@ -304,7 +310,7 @@ static void ipoib_mcast_start_join(struct ipoib_dev *priv,
 {
 	int ret;
 
-	mc->state = IPOIB_MCAST_JOINING;
+	WRITE_ONCE(mc->state, IPOIB_MCAST_JOINING);
 	ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
 			ipoib_mcast_kind(mc));
 	atomic_long_inc(&priv->counters.mcast_joins);
@@ -327,7 +333,7 @@ static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
 		ipoib_mcast_fail(priv, mc, ret);
 		return;
 	}
-	mc->state = IPOIB_MCAST_JOINED;
+	WRITE_ONCE(mc->state, IPOIB_MCAST_JOINED);
 	mc->backoff = 0;
 	mc->sm_new = false;
 	ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
@@ -352,7 +358,7 @@ static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 	if (deleted && (mc->state == IPOIB_MCAST_JOINED ||
 			mc->state == IPOIB_MCAST_REJOINING)) {
 		ipoib_mcast_drop_membership(priv, mc);
-		mc->state = IPOIB_MCAST_FAILED;
+		WRITE_ONCE(mc->state, IPOIB_MCAST_FAILED);
 		mc->backoff = mc->wanted ? 0 : IPOIB_MCAST_MAX_BACKOFF;
 		mc->retry_at = jiffies + mc->backoff * HZ;
 	}
@@ -467,7 +473,7 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			return false;
 		if (time_before(jiffies, mc->retry_at))
 			return true;
-		mc->state = IPOIB_MCAST_IDLE;
+		WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
 		return ipoib_mcast_step(priv, mc, up);
 	default:
 		return false;
@@ -549,7 +555,9 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 	bool skipped = false;
 	LIST_HEAD(fresh);
 
-	list_for_each_entry(mc, &priv->mcasts, list)
+	/* (transmit may add a group meanwhile: under mcast_lock, RCU-safe) */
+	list_for_each_entry_rcu(mc, &priv->mcasts, list,
+				lockdep_is_held(&priv->mcast_mutex))
 		if (mc != priv->broadcast)
 			mc->wanted = false;
 
@@ -700,7 +708,8 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 	sm_new = test_and_clear_bit(IPOIB_FLAG_SM_NEW, &priv->flags);
 	/* a new SM or SA answers now: a backoff meant for the old one ends */
 	if (sm_new)
-		list_for_each_entry(mc, &priv->mcasts, list) {
+		list_for_each_entry_rcu(mc, &priv->mcasts, list,
+					lockdep_is_held(&priv->mcast_mutex)) {
 			if (mc->state == IPOIB_MCAST_FAILED) {
 				mc->retry_at = jiffies;
 				mc->backoff = 0;
@@ -811,6 +820,8 @@ static unsigned int ipoib_mcast_sendonly_count(struct ipoib_dev *priv)
 	struct ipoib_mcast *mc;
 	unsigned int n = 0;
 
+	lockdep_assert_held(&priv->mcast_lock);
+
 	list_for_each_entry(mc, &priv->mcasts, list)
 		n += mc->sendonly;
 	return n;
@@ -869,7 +880,7 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 				mc->sendonly = true;
 		}
 	}
-	if (mc && mc->state != IPOIB_MCAST_FAILED &&
+	if (mc && READ_ONCE(mc->state) != IPOIB_MCAST_FAILED &&
 	    skb_queue_len(&mc->queue) < IPOIB_MCAST_QUEUE_LEN) {
 		skb_queue_tail(&mc->queue, skb);
 		skb = NULL;
