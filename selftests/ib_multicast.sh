@@ -81,7 +81,7 @@ g3=ff12:401b:ffff::f01:203
 ip netns exec b python3 "$mc" recv 239.1.2.3 5000 "$if1" 10 --count 20 >/tmp/rx3 &
 rxpid=$!
 check "full join: the member's interface joins 239.1.2.3" \
-	wait_until 10 grep -q "GID: $g3 .*complete: yes" "$mcg1"
+	wait_until $((10 * VM_SLOW)) grep -q "GID: $g3 .*complete: yes" "$mcg1"
 check "... the SA created the group with softib1 a FullMember" \
 	sa_has "$g3" "$gid1" 0x1
 python3 "$mc" send 239.1.2.3 5000 "$if0" 20

@@ -193,7 +193,7 @@ under_load() {
 		tx0=$(cat "/sys/class/net/$IFC/statistics/tx_bytes")
 		timeout 40 iperf3 -c 10.20.0.2 -t 30 >/tmp/iperf.log 2>&1 &
 		check "iperf3 is moving data" \
-			wait_until 10 tx_bytes_over $((tx0 + 1000000))
+			wait_until $((10 * VM_SLOW)) tx_bytes_over $((tx0 + 1000000))
 	fi
 	barrier "$name-running" 120
 	if [ "$ROLE" = "$actor" ]; then

@@ -38,7 +38,7 @@ mcast_round() {	# mcast_round GROUP MGID OTHER OTHER_MGID NAME
 		python3 "$mc" recv "$group" 5000 "$ifc" 25 >/tmp/rx.$name &
 		python3 "$mc" recv "$other" 5001 "$ifc" 25 --no-join \
 			>/tmp/rx-other.$name &
-		check "$name: both receivers ready" wait_until 10 \
+		check "$name: both receivers ready" wait_until $((10 * VM_SLOW)) \
 			eval "grep -q ready /tmp/rx.$name && grep -q ready /tmp/rx-other.$name"
 		check "$name: group joined on the fabric" \
 			wait_until $((10 * VM_SLOW)) grep -q "GID: $mgid .*complete: yes" "$mcg"
