@@ -20,6 +20,9 @@
  *   they are only ever cancelled without waiting, and one that gets RTNL
  *   after unregistration began does nothing.
  * - priv->flags bits are atomic (set_bit/test_bit) and need no lock.
+ * - priv->local_gid changes under RTNL and priv->gid_lock (a seqlock);
+ *   readers without RTNL (NAPI, path queries, CM handlers, rdma_cm's
+ *   lookup) copy it with ipoib_local_gid().
  * - Transmit ring: tx_head advances in ndo_start_xmit (netif tx lock),
  *   tx_tail in NAPI (send completions); each side reads the other's index
  *   with READ_ONCE and the queue is stopped/woken around a full ring.
@@ -476,7 +479,9 @@ struct ipoib_dev {
 	u16 pkey_index;
 	u32 qkey;
 	u8 scope;
-	union ib_gid local_gid;	/* GID index 0, in our hardware address */
+	/* GID index 0, in our hardware address: ipoib_local_gid() */
+	union ib_gid local_gid;
+	seqlock_t gid_lock;	/* local_gid changes (under RTNL) */
 	unsigned long flags;	/* enum ipoib_flags */
 	struct list_head hca_node;
 	struct ipoib_dev *parent;	/* a child's (a P_Key partition) */
@@ -565,6 +570,20 @@ struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,
 				 struct rdma_ah_attr *attr);
 void ipoib_ah_put(struct ipoib_ah *ah);
 void ipoib_ah_put_deferred(struct ipoib_ah *ah);
+/*
+ * GID 0 as it is now: a GID change (ipoib_follow_gid, under RTNL) may
+ * rewrite it while NAPI, a path query or a CM handler reads it.
+ */
+static inline void ipoib_local_gid(struct ipoib_dev *priv, union ib_gid *gid)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&priv->gid_lock);
+		*gid = priv->local_gid;
+	} while (read_seqretry(&priv->gid_lock, seq));
+}
+
 static inline void ipoib_ah_get(struct ipoib_ah *ah)
 {
 	kref_get(&ah->ref);

@@ -126,7 +126,6 @@ static int ipoib_ib_path_resolve(struct ipoib_dev *priv,
 	struct sa_path_rec rec = {
 		.rec_type = SA_PATH_REC_TYPE_IB,
 		.dgid = path->dgid,
-		.sgid = priv->local_gid,
 		.pkey = cpu_to_be16(priv->pkey),
 		.numb_path = 1,
 		.reversible = 1,
@@ -134,6 +133,7 @@ static int ipoib_ib_path_resolve(struct ipoib_dev *priv,
 	struct ipoib_ib_path *ip = path->fabric_priv;
 	int id;
 
+	ipoib_local_gid(priv, &rec.sgid);
 	if (ip) {
 		ipoib_ib_path_cancel(priv, path);
 		reinit_completion(&ip->done);

@@ -126,6 +126,7 @@ static int ipoib_roce_path_resolve(struct ipoib_dev *priv,
 {
 	const struct ib_gid_attr *sgid_attr;
 	struct ipoib_roce_path *rp;
+	union ib_gid gid;
 	int ret;
 
 	ipoib_roce_path_cancel(priv, path);
@@ -139,7 +140,8 @@ static int ipoib_roce_path_resolve(struct ipoib_dev *priv,
 	}
 	rp->dev_addr.sgid_attr = sgid_attr;
 	rp->dev_addr.net = &init_net;
-	rdma_gid2ip((struct sockaddr *)&rp->src, &priv->local_gid);
+	ipoib_local_gid(priv, &gid);
+	rdma_gid2ip((struct sockaddr *)&rp->src, &gid);
 	rdma_gid2ip((struct sockaddr *)&rp->dst, &path->dgid);
 	path->fabric_priv = rp;
 	ret = rdma_resolve_ip((struct sockaddr *)&rp->src,

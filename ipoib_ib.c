@@ -358,7 +358,7 @@ static bool ipoib_rx_classify(struct ipoib_dev *priv, struct sk_buff *skb,
 			      const struct ib_wc *wc)
 {
 	enum rdma_network_type type = RDMA_NETWORK_IB;
-	union ib_gid sgid, dgid;
+	union ib_gid sgid, dgid, ours;
 
 	skb->pkt_type = PACKET_HOST;
 	if (!(wc->wc_flags & IB_WC_GRH))
@@ -370,9 +370,11 @@ static bool ipoib_rx_classify(struct ipoib_dev *priv, struct sk_buff *skb,
 		return true;
 	if (!ipoib_gid_is_mcast(&dgid))
 		return true;
-	if (wc->src_qp == priv->qp->qp_num &&
-	    !memcmp(&sgid, &priv->local_gid, sizeof(sgid)))
-		return false;
+	if (wc->src_qp == priv->qp->qp_num) {
+		ipoib_local_gid(priv, &ours);
+		if (!memcmp(&sgid, &ours, sizeof(sgid)))
+			return false;
+	}
 	if (!memcmp(dgid.raw, priv->dev->broadcast + 4, sizeof(dgid.raw)))
 		skb->pkt_type = PACKET_BROADCAST;
 	else

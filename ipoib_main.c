@@ -446,7 +446,9 @@ static void ipoib_follow_gid(struct ipoib_dev *priv)
 		return;
 	netdev_info(priv->dev, "GID 0 is now %pI6c (was %pI6c)\n", gid.raw,
 		    priv->local_gid.raw);
+	write_seqlock_bh(&priv->gid_lock);
 	priv->local_gid = gid;
+	write_sequnlock_bh(&priv->gid_lock);
 	ipoib_set_dev_addr(priv);
 	call_netdevice_notifiers(NETDEV_CHANGEADDR, priv->dev);
 	/* memberships name the old GID: join again */
@@ -627,6 +629,7 @@ int ipoib_intf_prepare(struct ipoib_dev *priv, struct ipoib_hca *hca,
 			    NETIF_F_RXCSUM;
 	dev->features |= dev->hw_features;
 
+	seqlock_init(&priv->gid_lock);
 	ret = rdma_query_gid(hca->ca, port, 0, &priv->local_gid);
 	if (ret) {
 		dev_warn(&hca->ca->dev, "port %u: cannot read GID 0: %d\n",
@@ -755,13 +758,16 @@ ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port, u16 pkey,
 	struct ipoib_hca *hca = client_data;
 	struct ipoib_dev *priv;
 	unsigned int n = 0;
+	union ib_gid ours;
 
 	if (!rdma_protocol_ib(ca, port))
 		return NULL;
 	mutex_lock(&hca->lock);
 	list_for_each_entry(priv, &hca->ports, hca_node) {
-		if (priv->port != port || priv->pkey != ipoib_pkey_full(pkey) ||
-		    (gid && memcmp(gid, &priv->local_gid, sizeof(*gid))))
+		if (priv->port != port || priv->pkey != ipoib_pkey_full(pkey))
+			continue;
+		ipoib_local_gid(priv, &ours);
+		if (gid && memcmp(gid, &ours, sizeof(*gid)))
 			continue;
 		n++;
 		if (!first)
