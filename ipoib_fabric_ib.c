@@ -185,7 +185,8 @@ static int ipoib_ib_mcast_done(int status, struct ib_sa_multicast *sa_mc)
 		/* a bad SA's answer must not become our MTU */
 		ipoib_warn_rl(priv, "SA answered a join with MTU code %u: ignored\n",
 			      rec->mtu);
-		status = -EINVAL;
+		/* (not -EINVAL, which is the SA's refusal) */
+		status = -EPROTO;
 	}
 	if (!status) {
 		rdma_destroy_ah_attr(&p->ah_attr);

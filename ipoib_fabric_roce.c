@@ -253,14 +253,14 @@ static void ipoib_roce_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
 {
 	memset(rec, 0, sizeof(*rec));
 	rec->rec_type = SA_PATH_REC_TYPE_ROCE_V2;
-	rec->sgid = priv->local_gid;
+	ipoib_local_gid(priv, &rec->sgid);
 	rec->dgid = path->dgid;
 	sa_path_set_dmac(rec, path->ah_attr.roce.dmac);
 	rec->roce.route_resolved = true;
 	rec->hop_limit = rdma_ah_read_grh(&path->ah_attr)->hop_limit;
 	rec->pkey = cpu_to_be16(priv->pkey);
 	rec->mtu_selector = IB_SA_EQ;
-	rec->mtu = ib_mtu_int_to_enum(priv->mcast_mtu);
+	rec->mtu = ib_mtu_int_to_enum(READ_ONCE(priv->mcast_mtu));
 	rec->rate_selector = IB_SA_EQ;
 	rec->rate = IB_RATE_PORT_CURRENT;
 	rec->packet_life_time_selector = IB_SA_EQ;

@@ -75,6 +75,9 @@ forward_df_clear() {
 	ip -n src route add default via 10.99.0.1
 	ip netns exec src sysctl -qw net.ipv4.ip_no_pmtu_disc=2
 	sysctl -qw net.ipv4.ip_forward=1 net.ipv4.ip_forward_use_pmtu=1
+	# B's neighbour entry and path first, with a packet that fits: the
+	# first big one must meet a resolved path, or the next would too
+	ping -c 1 -W 5 10.20.0.11 >/dev/null
 	big0=$(stat_of tx_too_big)
 	ip netns exec src ping -c 4 -i 0.3 -W 5 -M dont -s 6000 10.20.0.11 \
 		>/tmp/fwd.log 2>&1

@@ -54,7 +54,7 @@ enum softib_port_state {
 struct softib_counters {
 	atomic64_t tx_packets;
 	atomic64_t rx_packets;
-	atomic64_t drop_link;		/* port not up for that packet */
+	atomic64_t drop_link;		/* port not up, or no memory to copy */
 	atomic64_t drop_dlid;		/* not our LID, no such group */
 	atomic64_t drop_qpn;		/* no such QP, or not receiving */
 	atomic64_t drop_pkey;		/* P_Key check failed */
