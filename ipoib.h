@@ -307,7 +307,6 @@ enum ipoib_mcast_state {
 	IPOIB_MCAST_JOINED,	/* attached (full member) and ah valid */
 	IPOIB_MCAST_REJOINING,	/* the SA lost it: joining again, still used */
 	IPOIB_MCAST_FAILED,	/* retry at retry_at */
-	IPOIB_MCAST_LEAVING,	/* gone from the wanted set */
 };
 
 struct ipoib_mcast {
