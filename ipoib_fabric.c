@@ -12,6 +12,6 @@ const struct ipoib_fabric_ops *ipoib_fabric_for_port(struct ib_device *ca,
 		return &ipoib_fabric_ib;
 	if (rdma_protocol_roce(ca, port))
 		return &ipoib_fabric_roce;
-	/* iWARP and OPA ports carry no IPoIB UD traffic */
+	/* iWARP has no UD QPs, so no IPoIB; OPA reports IB and is one here */
 	return NULL;
 }
