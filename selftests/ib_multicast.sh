@@ -129,6 +129,30 @@ if [ "$CHECK_RC" != 0 ]; then
 	grep "$g5" "$mcg0" | sed 's/^/# mcg: /'
 	sed 's/^/# softib1: /' /sys/kernel/debug/softib/softib1
 fi
+# Q_Keys (IBA 10.2.4; RFC 4391 s5: the group's): softib0's interface
+# listens; the member's datagram with the group's Q_Key reaches it, one
+# with another Q_Key is dropped by the receiving HCA and counted there
+python3 "$mc" recv 239.1.2.5 5002 "$if0" $((15 * VM_SLOW)) >/tmp/rxq &
+rxpid=$!
+check "Q_Key: softib0's interface joins 239.1.2.5 too" \
+	wait_until 10 grep -q "GID: $g5 .*complete: yes" "$mcg0"
+check "... the member sends it a datagram with the group's Q_Key" \
+	sh -c "echo 'send 0xb1b 239.1.2.5 5002' >$member"
+check "... which arrives" wait_until 5 grep -q rx /tmp/rxq
+qkey_drops_are() {	# qkey_drops_are N: softib0 dropped N for their Q_Key
+	test "$(softib_count softib0 drop_qkey)" = "$1"
+}
+qd0=$(softib_count softib0 drop_qkey)
+check "... and one with Q_Key 0xb1c" \
+	sh -c "echo 'send 0xb1c 239.1.2.5 5002' >$member"
+check "... which softib0 drops for its Q_Key" \
+	wait_until 5 qkey_drops_are $((qd0 + 1))
+check "... and counts in PortInfo's Q_Key violations" \
+	sh -c "smpquery -C softib0 -D portinfo 0 | grep -Eq 'QkeyViolations:\.*[1-9]'"
+kill "$rxpid" 2>/dev/null
+wait "$rxpid"
+check "... the interface heard only the first" \
+	test "$(received /tmp/rxq)" = 1
 # umcast: a group already joined on the port by someone else is theirs
 ip netns exec b sh -c "echo 1 >/sys/class/net/$if1/umcast"
 ip netns exec b python3 "$mc" recv 239.1.2.5 5002 "$if1" 3 >/tmp/rx5 &

@@ -12,6 +12,10 @@
  *                          know is created with the broadcast group's
  *                          parameters, as RFC 4391 s10 asks)
  *   write "leave"          leave and free everything
+ *   write "send QKEY ADDR PORT"
+ *                          once joined: one IPv4 UDP datagram to ADDR:PORT
+ *                          (the group's IPv4 address), sent to the group
+ *                          with Q_Key QKEY, as an IPoIB peer would
  *   read                   state, MLID, Q_Key, datagrams received
  *
  * The broadcast group it takes the parameters from is the default
@@ -22,6 +26,9 @@
 #include <linux/module.h>
 #include <linux/debugfs.h>
 #include <linux/inet.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -64,6 +71,21 @@ static struct {
 	atomic_long_t rx_err;
 	struct member_buf bufs[MEMBER_RECVS];
 } m;
+
+/* what "send" posts: IPoIB's 4-octet header, then IPv4 and UDP */
+struct member_dgram {
+	__be16 proto;
+	__be16 reserved;
+	struct iphdr ip;
+	struct udphdr udp;
+	char data[16];
+} __packed;
+
+struct member_send {
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+};
 
 static struct ib_sa_client member_sa;
 static struct ib_client member_client;
@@ -316,6 +338,90 @@ fail:
 	return ret;
 }
 
+static void member_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct member_send *ms = container_of(wc->wr_cqe, struct member_send,
+					      cqe);
+
+	ms->status = wc->status;
+	complete(&ms->done);
+}
+
+static void member_dgram(struct member_dgram *d, __be32 daddr, u16 port)
+{
+	memset(d, 0, sizeof(*d));
+	d->proto = htons(ETH_P_IP);
+	d->ip.version = 4;
+	d->ip.ihl = 5;
+	d->ip.tot_len = htons(sizeof(*d) - 4);
+	d->ip.ttl = 1;
+	d->ip.protocol = IPPROTO_UDP;
+	d->ip.saddr = htonl(0x0a1e0063);	/* 10.30.0.99: on the link */
+	d->ip.daddr = daddr;
+	d->ip.check = ip_fast_csum(&d->ip, d->ip.ihl);
+	d->udp.source = htons(port);
+	d->udp.dest = htons(port);
+	d->udp.len = htons(sizeof(d->udp) + sizeof(d->data));
+	/* (UDP over IPv4 may go without a checksum) */
+	strscpy(d->data, "softib_member", sizeof(d->data));
+}
+
+/*
+ * One datagram to the group, under m.lock, waited for by its completion:
+ * the receiving HCA takes it only if @qkey is the receiving QP's.
+ */
+static int member_send(u32 qkey, __be32 daddr, u16 port)
+{
+	struct member_send ms = { .cqe.done = member_send_done };
+	struct rdma_ah_attr ah_attr;
+	struct member_dgram *d;
+	struct ib_ah *ah;
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {
+		.wr = { .wr_cqe = &ms.cqe, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
+		.remote_qpn = 0xffffff,
+		.remote_qkey = qkey,
+	};
+	int ret;
+
+	/* member_joined()'s release: the SA's record is complete */
+	if (smp_load_acquire(&m.state) != MEMBER_JOINED)
+		return -ENOTCONN;
+	init_completion(&ms.done);
+	ret = ib_init_ah_from_mcmember(m.dev, MEMBER_PORT, &m.sa_mc->rec, NULL,
+				       IB_GID_TYPE_IB, &ah_attr);
+	if (ret)
+		return ret;
+	ah = rdma_create_ah(m.pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	rdma_destroy_ah_attr(&ah_attr);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
+	ret = -ENOMEM;
+	d = kmalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		goto out_ah;
+	member_dgram(d, daddr, port);
+	sge.length = sizeof(*d);
+	sge.lkey = m.pd->local_dma_lkey;
+	sge.addr = ib_dma_map_single(m.dev, d, sizeof(*d), DMA_TO_DEVICE);
+	ret = -EIO;
+	if (ib_dma_mapping_error(m.dev, sge.addr))
+		goto out_free;
+	wr.ah = ah;
+	ret = ib_post_send(m.qp, &wr.wr, NULL);
+	if (!ret) {
+		wait_for_completion(&ms.done);
+		ret = ms.status == IB_WC_SUCCESS ? 0 : -EIO;
+	}
+	ib_dma_unmap_single(m.dev, sge.addr, sizeof(*d), DMA_TO_DEVICE);
+out_free:
+	kfree(d);
+out_ah:
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	return ret;
+}
+
 static int member_show(struct seq_file *s, void *unused)
 {
 	enum member_state state;
@@ -341,6 +447,10 @@ static ssize_t member_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
 	char buf[96], dev[IB_DEVICE_NAME_MAX], mgid[INET6_ADDRSTRLEN];
+	char addr[16];
+	u32 qkey;
+	u16 port;
+	__be32 daddr;
 	int ret;
 
 	static_assert(IB_DEVICE_NAME_MAX == 64 && INET6_ADDRSTRLEN == 48,
@@ -357,6 +467,9 @@ static ssize_t member_write(struct file *file, const char __user *ubuf,
 		ret = 0;
 	} else if (sscanf(buf, "join %63s %47s", dev, mgid) == 2) {
 		ret = member_join(dev, mgid);
+	} else if (sscanf(buf, "send %x %15s %hu", &qkey, addr, &port) == 3) {
+		ret = in4_pton(addr, -1, (u8 *)&daddr, -1, NULL) ?
+		      member_send(qkey, daddr, port) : -EINVAL;
 	} else {
 		ret = -EINVAL;
 	}
