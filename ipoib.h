@@ -529,6 +529,7 @@ struct ipoib_dev {
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */
 	/* the broadcast group's IB MTU: written under RTNL, READ_ONCE without */
 	unsigned int mcast_mtu;
+	u8 bcast_tclass;		/* ... and its TClass, likewise */
 	bool mcast_router;		/* IFF_ALLMULTI in effect (RFC 4391 s11) */
 	bool mcast_allmulti;		/* IFF_ALLMULTI as last seen */
 	bool mcast_watching;		/* the fabric's mcast_watch is on */

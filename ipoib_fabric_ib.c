@@ -134,6 +134,8 @@ static int ipoib_ib_path_resolve(struct ipoib_dev *priv,
 	int id;
 
 	ipoib_local_gid(priv, &rec.sgid);
+	/* as the in-tree driver asks: QoS policies may go by it */
+	rec.traffic_class = READ_ONCE(priv->bcast_tclass);
 	if (ip) {
 		ipoib_ib_path_cancel(priv, path);
 		reinit_completion(&ip->done);
@@ -157,6 +159,7 @@ static int ipoib_ib_path_resolve(struct ipoib_dev *priv,
 				&rec, IB_SA_PATH_REC_DGID |
 				IB_SA_PATH_REC_SGID |
 				IB_SA_PATH_REC_NUMB_PATH |
+				IB_SA_PATH_REC_TRAFFIC_CLASS |
 				IB_SA_PATH_REC_REVERSIBLE |
 				IB_SA_PATH_REC_PKEY, IPOIB_SA_TIMEOUT_MS,
 				GFP_KERNEL, ipoib_ib_path_done, path,

@@ -200,6 +200,9 @@ static int ipoib_mcast_complete_join(struct ipoib_dev *priv,
 			return ret;
 		/* a rejoin may change it under transmit */
 		WRITE_ONCE(priv->mcast_mtu, mc->params.ib_mtu);
+		/* paths are asked for in the group's traffic class */
+		WRITE_ONCE(priv->bcast_tclass,
+			   rdma_ah_read_grh(&mc->params.ah_attr)->traffic_class);
 	}
 	ah = ipoib_ah_create(priv, &mc->params.ah_attr);
 	if (IS_ERR(ah))
