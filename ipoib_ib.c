@@ -792,6 +792,19 @@ static bool ipoib_ud_stop_if_full(struct ipoib_dev *priv)
 	return false;
 }
 
+/* A UD message is one packet: what does not fit the path MTU goes back. */
+static bool ipoib_ud_too_big(struct ipoib_dev *priv, struct sk_buff *skb)
+{
+	unsigned int ib_mtu = READ_ONCE(priv->mcast_mtu);
+
+	if (likely(skb->len - IPOIB_PSEUDO_LEN <= ib_mtu))
+		return false;
+	ipoib_warn_rl(priv, "dropping %u-byte packet above the %u-byte IB MTU\n",
+		      skb->len - IPOIB_PSEUDO_LEN, ib_mtu);
+	ipoib_tx_too_big(priv, skb, IPOIB_UD_MTU(ib_mtu));
+	return true;
+}
+
 /*
  * Post one datagram; skb->data is the pseudo header, which goes, leaving
  * the encapsulation header first on the wire. Takes its own reference on
@@ -814,7 +827,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		.remote_qpn = qpn,
 		.remote_qkey = qkey,
 	};
-	unsigned int id, len, ib_mtu;
+	unsigned int id, len;
 	u64 mapping;
 
 	if (unlikely(!test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
@@ -822,14 +835,8 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		return NETDEV_TX_OK;
 	}
 	ipoib_test_xmit_delay();
-	/* a UD message is one packet: it must fit the path MTU */
-	ib_mtu = READ_ONCE(priv->mcast_mtu);
-	if (unlikely(skb->len - IPOIB_PSEUDO_LEN > ib_mtu)) {
-		ipoib_warn_rl(priv, "dropping %u-byte packet above the %u-byte IB MTU\n",
-			      skb->len - IPOIB_PSEUDO_LEN, ib_mtu);
-		ipoib_tx_too_big(priv, skb, IPOIB_UD_MTU(ib_mtu));
+	if (unlikely(ipoib_ud_too_big(priv, skb)))
 		return NETDEV_TX_OK;
-	}
 	/*
 	 * Rare: the queue stops when the ring fills, and the wakers of the
 	 * other rings behind it (connected mode's) wake it only with slack
