@@ -38,7 +38,8 @@
  * - Address handles are reference counted (ipoib_ah); the last put may
  *   come from NAPI, so destruction is deferred to priv->wq.
  * - priv->announce_left and the debugfs file names change under RTNL only
- *   (netdev notifier, announce_work).
+ *   (netdev notifier, announce_work); address notifiers, IPv6's atomic,
+ *   only set IPOIB_FLAG_ADDR_NEW and queue announce_work.
  * - Connected mode (ipoib_cm*.h, ipoib_cm*.c): peers and channels.
  *   priv->cm.lock (spinlock, BH off) guards the peer table (written
  *   under it, read under RCU or it), peer->tx (__rcu: published and
@@ -260,6 +261,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_PKEY_WAIT,	/* open, but our P_Key is not in the table */
 	IPOIB_FLAG_GID_CHECK,	/* GID table changed: is ours still GID 0? */
 	IPOIB_FLAG_SM_NEW,	/* new SM or SA: failed joins retry now */
+	IPOIB_FLAG_ADDR_NEW,	/* an address was added: announce it */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -374,6 +376,7 @@ struct ipoib_counters {
 	atomic_long_t rx_own_mcast;	/* our own multicast looped back */
 	atomic_long_t rx_no_buf;	/* no buffer to refill: dropped */
 	atomic_long_t tx_no_path;	/* queue to an unresolved path full */
+	atomic_long_t tx_no_carrier;	/* sent while the link was down */
 	atomic_long_t tx_bad_daddr;	/* no usable destination */
 	atomic_long_t tx_mcast_limit;	/* too many send-only groups */
 	atomic_long_t tx_too_big;	/* ICMP "too big" sent instead */
@@ -614,6 +617,7 @@ void ipoib_path_resolved(struct ipoib_path *path, int status);
 void ipoib_path_flush(struct ipoib_dev *priv);
 void ipoib_path_flush_soon(struct ipoib_dev *priv);
 void ipoib_path_cleanup(struct ipoib_dev *priv);
+void ipoib_neigh_carrier_on(struct net_device *dev);
 
 /* ipoib_multicast.c: groups, joins, carrier */
 void ipoib_mcast_init(struct ipoib_dev *priv);
@@ -628,6 +632,12 @@ void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
 void ipoib_mcast_port_event(struct ipoib_dev *priv);
 void ipoib_mcast_sm_event(struct ipoib_dev *priv);
 void ipoib_set_umcast(struct ipoib_dev *priv, bool on);
+
+/* ipoib_announce.c: telling peers our QPN (gratuitous ARP, NA) */
+void ipoib_announce_init(struct ipoib_dev *priv);
+void ipoib_announce(struct ipoib_dev *priv);
+int ipoib_announce_register(void);
+void ipoib_announce_unregister(void);
 
 /* ipoib_rtnl.c: works that take RTNL (see the locking rules) */
 void ipoib_rtnl_work_queue(struct ipoib_dev *priv, struct delayed_work *dw,

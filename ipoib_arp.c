@@ -10,6 +10,8 @@
  */
 #include <linux/jhash.h>
 #include <linux/seq_file.h>
+#include <net/arp.h>
+#include <net/ndisc.h>
 
 #include "ipoib.h"
 
@@ -298,6 +300,53 @@ void ipoib_path_cleanup(struct ipoib_dev *priv)
 	cancel_delayed_work_sync(&priv->path_gc_work);
 	cancel_work_sync(&priv->path_flush_work);
 	ipoib_path_evict(priv, true);
+}
+
+/* Neighbours of ours still being resolved, a few at a time */
+#define IPOIB_NEIGH_KICK	32
+
+struct ipoib_neigh_kick {
+	const struct net_device *dev;
+	unsigned int count;
+	struct neighbour *n[IPOIB_NEIGH_KICK];
+};
+
+static void ipoib_neigh_collect(struct neighbour *n, void *cookie)
+{
+	struct ipoib_neigh_kick *k = cookie;
+
+	if (n->dev != k->dev || k->count == ARRAY_SIZE(k->n) ||
+	    !(READ_ONCE(n->nud_state) & NUD_INCOMPLETE))
+		return;
+	neigh_hold(n);
+	k->n[k->count++] = n;
+}
+
+static void ipoib_neigh_kick(struct neigh_table *tbl, struct net_device *dev)
+{
+	struct ipoib_neigh_kick k = { .dev = dev };
+	unsigned int i;
+
+	neigh_for_each(tbl, ipoib_neigh_collect, &k);
+	for (i = 0; i < k.count; i++) {
+		neigh_update(k.n[i], NULL, NUD_FAILED, 0, 0);
+		neigh_release(k.n[i]);
+	}
+}
+
+/*
+ * The carrier came on (under RTNL). A neighbour being resolved while it
+ * was off sent its probes into a stopped queue, and its next probe is up
+ * to a second (retrans_time) away. Failed instead, it probes at once on
+ * its next packet, as after any failure. (Those queued meanwhile get the
+ * unreachable errors the kernel gives after a failed resolution.)
+ */
+void ipoib_neigh_carrier_on(struct net_device *dev)
+{
+	ipoib_neigh_kick(&arp_tbl, dev);
+#if IS_ENABLED(CONFIG_IPV6)
+	ipoib_neigh_kick(&nd_tbl, dev);
+#endif
 }
 
 void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m)

@@ -44,6 +44,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(rx_own_mcast),
 	IPOIB_OWN_STAT(rx_no_buf),
 	IPOIB_OWN_STAT(tx_no_path),
+	IPOIB_OWN_STAT(tx_no_carrier),
 	IPOIB_OWN_STAT(tx_mcast_limit),
 	IPOIB_OWN_STAT(tx_bad_daddr),
 	IPOIB_OWN_STAT(tx_too_big),

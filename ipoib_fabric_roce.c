@@ -211,6 +211,18 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 		kfree(rm);
 		return ret;
 	}
+	/*
+	 * Not before the underlay is operationally up: rxe reports the port
+	 * ACTIVE when its netdev opens, before linkwatch has set the netdev's
+	 * operstate and IPv6 its routes, and a send then fails and takes the
+	 * QP to the error state. Soon again (-EAGAIN); the port event that
+	 * follows linkwatch also joins at once.
+	 */
+	if (!netif_oper_up(rm->ndev)) {
+		netdev_put(rm->ndev, &rm->tracker);
+		kfree(rm);
+		return -EAGAIN;
+	}
 	mc->fabric_priv = rm;
 	if (!mc->sendonly) {
 		ret = ipv6_dev_mc_inc(rm->ndev,

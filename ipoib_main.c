@@ -279,6 +279,18 @@ static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
+	/*
+	 * No carrier: the port is down or the broadcast group not joined.
+	 * The qdisc goes on feeding us until linkwatch runs, up to a second
+	 * later; a send posted now would fail, and on rxe take the QP to
+	 * the error state, costing a restart once the link is back.
+	 */
+	if (unlikely(!netif_carrier_ok(dev))) {
+		atomic_long_inc(&priv->counters.tx_no_carrier);
+		DEV_STATS_INC(dev, tx_dropped);
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
 	if (dst.qpn == IPOIB_MCAST_QPN)
 		return ipoib_mcast_xmit(priv, skb, dst.gid);
 	if (unlikely(!dst.qpn)) {
@@ -395,36 +407,6 @@ static bool ipoib_qp_broken(struct ipoib_dev *priv)
 }
 
 /*
- * Our link-layer address holds the UD QPN, which changes whenever the
- * interface is created again (RFC 4391 s9.4), so peers may cache a stale
- * one. Once the carrier is on and the qdisc active (linkwatch sends
- * NETDEV_CHANGE after both), announce our addresses: a gratuitous ARP and
- * unsolicited neighbour advertisements update their caches at once. IPv6
- * addresses still in DAD are skipped by the kernel, hence the repeats.
- */
-static void ipoib_announce(struct ipoib_dev *priv)
-{
-	__netdev_notify_peers(priv->dev);
-	if (priv->announce_left) {
-		priv->announce_left--;
-		ipoib_rtnl_work_queue(priv, &priv->announce_work,
-				      IPOIB_ANNOUNCE_GAP);
-	}
-}
-
-static void ipoib_announce_work(struct work_struct *work)
-{
-	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      announce_work.work);
-
-	if (!ipoib_rtnl_work_begin(priv))
-		return;
-	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev))
-		ipoib_announce(priv);
-	ipoib_rtnl_work_end(priv);
-}
-
-/*
  * Under RTNL, after a GID table change: GID 0 is our address (on RoCE it
  * follows the underlay's MAC). A new one goes into our hardware address;
  * NETDEV_CHANGEADDR sends a gratuitous ARP and our announcement the
@@ -453,10 +435,8 @@ static void ipoib_follow_gid(struct ipoib_dev *priv)
 	call_netdevice_notifiers(NETDEV_CHANGEADDR, priv->dev);
 	/* memberships name the old GID: join again */
 	ipoib_mcast_port_event(priv);
-	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev)) {
-		priv->announce_left = IPOIB_ANNOUNCE_REPEAT;
+	if (netif_running(priv->dev) && netif_carrier_ok(priv->dev))
 		ipoib_announce(priv);
-	}
 }
 
 /*
@@ -544,7 +524,7 @@ void ipoib_setup(struct net_device *dev)
 	priv->dev = dev;
 	INIT_LIST_HEAD(&priv->hca_node);
 	INIT_DELAYED_WORK(&priv->reset_work, ipoib_reset_work);
-	INIT_DELAYED_WORK(&priv->announce_work, ipoib_announce_work);
+	ipoib_announce_init(priv);
 
 	dev->netdev_ops = &ipoib_netdev_ops;
 	dev->header_ops = &ipoib_header_ops;
@@ -590,7 +570,7 @@ static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGE:
 		if (netif_carrier_ok(dev) &&
 		    test_and_clear_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags)) {
-			priv->announce_left = IPOIB_ANNOUNCE_REPEAT;
+			ipoib_neigh_carrier_on(dev);
 			ipoib_announce(priv);
 		}
 		break;
@@ -961,11 +941,16 @@ static int __init ipoib_init(void)
 	ret = ipoib_netlink_init();
 	if (ret)
 		goto out_notifier;
-	ret = ib_register_client(&ipoib_client);
+	ret = ipoib_announce_register();
 	if (ret)
 		goto out_netlink;
+	ret = ib_register_client(&ipoib_client);
+	if (ret)
+		goto out_announce;
 	return 0;
 
+out_announce:
+	ipoib_announce_unregister();
 out_netlink:
 	ipoib_netlink_exit();
 out_notifier:
@@ -980,6 +965,7 @@ out_fs:
 
 static void __exit ipoib_exit(void)
 {
+	ipoib_announce_unregister();
 	/* every interface, children too, goes with its device */
 	ib_unregister_client(&ipoib_client);
 	/* also waits for destructors still returning (dev_unreg_count) */

@@ -174,10 +174,15 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			mc->mgid, status, mc->backoff);
 	DEV_STATS_ADD(priv->dev, tx_dropped, skb_queue_len(&mc->queue));
 	skb_queue_purge(&mc->queue);
-	/* RFC 4391 s12: multicast failures are worth a (rate-limited) word */
-	ipoib_warn_rl(priv, "%s join of %pI6 failed: %d, retry in %u s\n",
-		      ipoib_mcast_kind(mc), mc->mgid,
-		      status, mc->backoff);
+	/*
+	 * RFC 4391 s12: multicast failures are worth a (rate-limited) word;
+	 * not -EAGAIN, a "not yet" (no SM address, the underlay not up)
+	 * retried within 100 ms
+	 */
+	if (status != -EAGAIN)
+		ipoib_warn_rl(priv, "%s join of %pI6 failed: %d, retry in %u s\n",
+			      ipoib_mcast_kind(mc), mc->mgid,
+			      status, mc->backoff);
 }
 
 /*

@@ -5,7 +5,8 @@
 # switch, 65520-octet MTU, one RC connection per peer carrying big pings
 # and iperf3 TCP both ways, the connection visible in debugfs and rdma
 # resource, multicast above the UD MTU (ICMPv6 Packet Too Big, then
-# fragments), a switch back and forth under iperf3 that TCP survives, and the
+# fragments), a switch back and forth under iperf3 that TCP survives, an
+# underlay flap with traffic back within a second, and the
 # peer's module unloaded in the middle of a connected transfer.
 GUESTS=2
 VM_TIMEOUT=700
@@ -108,6 +109,24 @@ log "state of $ifc:"
 ethtool -S "$ifc" | sed 's/^/#   /'
 check "connections were made" \
 	sh -c "ethtool -S $ifc | grep -Eq 'cm_connections: [1-9]'"
+
+# A's underlay goes down and up: A's connection to B and B's to A are
+# both broken or stale; traffic is back within a second of the port's
+# ACTIVE, without a datapath restart
+if [ "$ROLE" = A ]; then
+	flaps=$(cat "/sys/class/net/$ifc/carrier_changes")
+	t=$(flap_ms 10.20.0.2)
+	log "underlay flap: first reply ${t:-none} ms after eth0 up"
+	check "underlay flap: a reply within 1 s of the port's ACTIVE" \
+		below "$t" $((1000 * VM_SLOW))
+	# off and on once: no datapath restart (carrier off and on again)
+	# once the port is back
+	check "underlay flap: the carrier went off and on once" \
+		test "$(cat "/sys/class/net/$ifc/carrier_changes")" = $((flaps + 2))
+	check "underlay flap: 30000-octet pings go again" \
+		ping -c 2 -i 0.3 -W 5 -s 30000 10.20.0.2
+fi
+barrier flapped
 
 # The peer goes away in the middle of a connected transfer: B unloads
 # ib_ipoib while A's iperf3 sends to it. A's side of the connection

@@ -70,6 +70,35 @@ wait_until() {
 	done
 }
 
+# flap_ms IP: take the underlay (eth0) down for 0.3 s and up again while
+# pinging IP every 20 ms; prints the milliseconds from eth0 up (rxe's port
+# ACTIVE) to the first reply, or nothing if none came within 10 s
+flap_ms() {
+	local pid t_up
+	ping -D -n -i 0.02 "$1" >/tmp/flap.ping 2>&1 &
+	pid=$!
+	wait_until 5 flap_reply_after 0 || true
+	ip link set eth0 down
+	sleep 0.3
+	t_up=$(date +%s.%N)
+	ip link set eth0 up
+	wait_until 10 flap_reply_after "$t_up" || true
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	awk -v t="$t_up" -F'[][]' '/bytes from/ && $2 > t {
+		printf "%.0f\n", ($2 - t) * 1000; exit }' /tmp/flap.ping
+}
+
+flap_reply_after() {
+	awk -v t="$1" -F'[][]' '/bytes from/ && $2 > t { f = 1; exit }
+		END { exit !f }' /tmp/flap.ping
+}
+
+# below MS LIMIT: MS is a number under LIMIT
+below() {
+	[ -n "$1" ] && [ "$1" -lt "$2" ]
+}
+
 # verbs objects of rxe0: "pd N cq N qp N ..." without the context count
 verbs() {
 	rdma resource show rxe0 | sed 's/^[0-9]*: rxe0: //; s/ ctx [0-9]*//'

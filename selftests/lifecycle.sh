@@ -5,7 +5,11 @@
 # - a rename moves the debugfs files along;
 # - the peer reloads ib_ipoib, so its UD QPN and with it its link-layer
 #   address change (RFC 4391 s9.4): our IPv4 and IPv6 traffic to it
-#   resumes at once, because it announces its new address on carrier;
+#   resumes within a second, because it announces its new address when
+#   it is added after carrier, as NetworkManager adds it;
+# - our underlay goes down and up: traffic is back within a second of
+#   the port's ACTIVE, and the carrier went off and on once (no QP error
+#   and datapath restart once the port is back);
 # - addresses come and go on the peer's NIC (soft-RoCE GIDs other than
 #   GID 0): its interface keeps carrier;
 # - the peer's NIC takes a new MAC, so soft-RoCE's GID 0 changes: its
@@ -55,23 +59,41 @@ neigh_is() {	# neigh_is ADDR LLADDR
 ms() {
 	echo $(($(date +%s%N) / 1000000))
 }
+# in_echos: ICMP echo requests received so far
+in_echos() {
+	awk '$1 == "Icmp:" && !c { for (i = 2; i <= NF; i++)
+		if ($i == "InEchos") c = i; next }
+		$1 == "Icmp:" { print $c; exit }' /proc/net/snmp
+}
+# echo_within MS N: the time (ms) once in_echos exceeds N, within MS ms
+echo_within() {
+	local end=$(($(ms) + $1))
+	until [ "$(in_echos)" -gt "$2" ]; do
+		[ "$(ms)" -lt $end ] || { echo 999999; return; }
+		sleep 0.01
+	done
+	ms
+}
 if [ "$ROLE" = A ]; then
 	check "ping IPv4 B" ping -c 2 -i 0.3 -W 5 10.20.0.2
 	check "ping IPv6 B" ping -6 -c 2 -i 0.3 -W 5 fd00:20::2
 	check "the ARP entry of B holds its first address" \
 		neigh_is 10.20.0.2 "$(cat "$SHARED/addr0.B")"
 	ip neigh show dev "$IFC"
+	# B times our pings from its carrier on
+	ping -i 0.02 -q 10.20.0.2 >/dev/null 2>&1 &
+	ppid=$!
 	signal pinged
 	wait_for B reloaded 120
+	kill $ppid
+	wait $ppid 2>/dev/null || true
 	new=$(cat "$SHARED/addr.B")
 	t0=$(ms)
-	check "IPv4 to B resumes within 5 s, B sending nothing to us" \
-		wait_until 5 ping -c 1 -W 1 -q 10.20.0.2
-	log "IPv4 resumed $(($(ms) - t0)) ms after B had carrier"
+	check "IPv4 to B goes on" ping -c 1 -W 1 -q 10.20.0.2
 	check "the ARP entry of B holds its new address" neigh_is 10.20.0.2 "$new"
 	check "IPv6 to B resumes within 8 s" \
 		wait_until 8 ping -6 -c 1 -W 1 -q fd00:20::2
-	log "IPv6 resumed $(($(ms) - t0)) ms after B had carrier"
+	log "IPv6 answered $(($(ms) - t0)) ms after B was done"
 	check "the ND entry of B holds its new address" neigh_is fd00:20::2 "$new"
 	ip neigh show dev "$IFC"
 else
@@ -80,8 +102,19 @@ else
 	check "modprobe -r ib_ipoib" modprobe -r ib_ipoib
 	check "modprobe ib_ipoib" modprobe ib_ipoib
 	check "the interface is back" wait_until 10 ipoib_if rxe0
-	check "configure it again" ifc_config
+	# this time as NetworkManager does: addresses once carrier is on
 	IFC=$(ipoib_if rxe0)
+	ip link set "$IFC" up
+	check "carrier again" \
+		wait_until 15 grep -qx 1 "/sys/class/net/$IFC/carrier"
+	t0=$(ms)
+	e0=$(in_echos)
+	ip addr add 10.20.0.2/24 dev "$IFC"
+	ip addr add fd00:20::2/64 dev "$IFC" nodad
+	t=$(($(echo_within 5000 "$e0") - t0))
+	log "A's pings reached us $t ms after carrier"
+	check "A's pings reach us within 1 s of carrier, we sending nothing to A" \
+		below "$t" $((1000 * VM_SLOW))
 	new=$(cat "/sys/class/net/$IFC/address")
 	log "address before $old, after $new"
 	check "the UD QPN changed" test "${old:3:8}" != "${new:3:8}"
@@ -89,6 +122,20 @@ else
 	signal reloaded
 fi
 barrier reload-done
+
+# --- our underlay flaps ------------------------------------------------------
+if [ "$ROLE" = A ]; then
+	flaps=$(cat "/sys/class/net/$IFC/carrier_changes")
+	t=$(flap_ms 10.20.0.2)
+	log "underlay flap: first reply ${t:-none} ms after eth0 up"
+	check "underlay flap: a reply within 1 s of the port's ACTIVE" \
+		below "$t" $((1000 * VM_SLOW))
+	# off and on once: no datapath restart (carrier off and on again)
+	# once the port is back
+	check "underlay flap: the carrier went off and on once" \
+		test "$(cat "/sys/class/net/$IFC/carrier_changes")" = $((flaps + 2))
+fi
+barrier flapped
 
 # --- addresses on B's underlay: new RoCE GIDs, GID 0 unchanged -------------
 # Every IP address of the NIC adds a GID and a GID change event; only a

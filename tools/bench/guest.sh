@@ -10,6 +10,8 @@
 #   tcp_eth  iperf3 TCP over eth0, the underlay
 #   tcp_cm   iperf3 TCP over ibN in connected mode (MTU 65520, RC)
 #   rc       ib_send_bw -c RC on rxe0: raw RC verbs, BENCH_RC_SIZE messages
+#   recover  recovery after events and the first packet (recover.sh), in
+#            datagram mode after tcp_eth, in connected mode after rc
 # B starts each server and signals A, A runs the client; a barrier ends each
 # measurement, so no two ever overlap. Both guests sample their CPU time
 # (/proc/stat) over each measurement. A writes key=value lines to
@@ -22,7 +24,7 @@
 #   BENCH_RC_SIZE  ib_send_bw -c RC message size (default 65536: one
 #                  connected-mode message, 65524 octets, rounded up)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
-#   BENCH_STEPS    the measurements to run, by name (default: all six);
+#   BENCH_STEPS    the measurements to run, by name (default: all seven);
 #                  udp_ib needs ud for its offered rate
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,7 +38,7 @@ GIDX=${BENCH_GID:-0}
 dir=$SHARED/bench
 res=$SHARED/result.env
 idx=$(($(printf '%d' "'$ROLE") - 64))
-STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc}
+STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover}
 IPERF_PORT=5201
 PERFTEST_PORT=18515
 
@@ -312,9 +314,22 @@ iperf_step udp_ib $ib_ip -u -b "$udp_rate" -l "$udp_len"
 # 4. TCP over the underlay
 iperf_step tcp_eth $eth_ip -O 1
 
-# 5. TCP over ibN in connected mode: both sides switch, a ping sets up the
-# connection before the clock starts
-echo connected >"/sys/class/net/$ifc/mode"
+# shellcheck source=SCRIPTDIR/recover.sh
+. "$top/tools/bench/recover.sh"
+if want recover; then
+	recover_first
+	recover_flap datagram
+	recover_reload datagram
+fi
+
+# 5. TCP over ibN in connected mode: both sides switch (measured as the
+# longest time without a reply), a ping sets up the connection before the
+# clock starts
+if want recover; then
+	recover_switch connected
+else
+	echo connected >"/sys/class/net/$ifc/mode"
+fi
 check "connected mode, MTU 65520" \
 	test "$(cat "/sys/class/net/$ifc/mtu")" = 65520
 barrier connected
@@ -328,6 +343,12 @@ iperf_step tcp_cm $ib_ip -O 1
 # 6. raw RC verbs, one message per connected-mode message
 verbs_step rc "$RC_SIZE" ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC \
 	-s "$RC_SIZE" -D "$T" -F -p "$PERFTEST_PORT"
+
+if want recover; then
+	recover_flap connected
+	recover_reload connected
+	recover_switch datagram
+fi
 
 ip -s link show "$ifc"
 ethtool -S "$ifc" 2>/dev/null | grep -v ': 0$' || true

@@ -6,15 +6,18 @@
 # and measures in them, one after the other: iperf3 TCP over ibN, raw UD
 # verbs (ib_send_bw -c UD) at the same message size, iperf3 UDP over ibN and
 # iperf3 TCP over the underlying NIC; then iperf3 TCP over ibN in connected
-# mode and raw RC verbs (ib_send_bw -c RC, 64 KiB messages). Prints the
-# table and the ratios and writes them to build/bench/result.txt.
+# mode and raw RC verbs (ib_send_bw -c RC, 64 KiB messages); and how long
+# traffic takes to come back after a link flap, a peer's reload and a mode
+# switch, and the first packet to a new neighbour (tools/bench/recover.sh).
+# Prints the tables and the ratios and writes them to build/bench/result.txt.
 #   KVER            kernel to boot (default 6.12.117+deb12-amd64)
 #   BENCH_TIME      seconds per measurement (default 10)
 #   BENCH_UD_SIZE   ib_send_bw message size (default 4096)
 #   BENCH_GID       ib_send_bw GID index (default 0, the one ib_ipoib uses)
 #   BENCH_RC_SIZE   ib_send_bw -c RC message size (default 65536)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
-#   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc)
+#   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc
+#                   recover)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
 #                   guests boot with slub_debug=- : allocator debugging
 #                   costs the skb-heavy paths more than the verbs path)
@@ -65,13 +68,13 @@ others() {
 }
 
 rm -rf "$run" "$run.log"
-echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all six}) (log: $run.log)"
+echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all seven}) (log: $run.log)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 others "$out/others" &
 watcher=$!
 trap 'kill "$watcher" 2>/dev/null || true' EXIT
 rc=0
-"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((12 * t + 400)) \
+"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((12 * t + 700)) \
 	--script "$top/tools/bench/guest.sh" --out "$run" "${vm_args[@]}" \
 	>"$run.log" 2>&1 || rc=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -167,6 +170,28 @@ slub=off
 	echo "$ifc TCP / eth0 TCP: $(ratio "$tcp_ib" "$tcp_eth")"
 	echo "$ifc connected TCP / raw RC: $(ratio "$tcp_cm" "$rc_raw" 0.9)"
 	echo "$ifc connected TCP / eth0 TCP: $(ratio "$tcp_cm" "$tcp_eth")"
+	echo
+	echo "recovery, ms (goal: 100 from the event's end to the first packet)"
+	echo "| event | datagram | connected |"
+	echo "| --- | ---: | ---: |"
+	echo "| link flap: A's port ACTIVE to A's carrier |" \
+		"$(val flap_datagram_carrier_ms) | $(val flap_connected_carrier_ms) |"
+	echo "| link flap: A's port ACTIVE to A's first reply |" \
+		"$(val flap_datagram_reply_ms) | $(val flap_connected_reply_ms) |"
+	echo "| link flap: A's port ACTIVE to eth0 operstate up (linkwatch) |" \
+		"$(val flap_datagram_oper_ms) | $(val flap_connected_oper_ms) |"
+	echo "| link flap: eth0 operstate up to A's first reply |" \
+		"$(val flap_datagram_oper_reply_ms) | $(val flap_connected_oper_reply_ms) |"
+	echo "| peer reload: B's carrier to B's first echo request |" \
+		"$(val reload_datagram_echo_ms) | $(val reload_connected_echo_ms) |"
+	echo "| peer reload: A's longest time without a reply |" \
+		"$(val reload_datagram_gap_ms) | $(val reload_connected_gap_ms) |"
+	echo "| mode switch to it: A's longest time without a reply |" \
+		"$(val switch_datagram_ms) | $(val switch_connected_ms) |"
+	echo "first ping to a forgotten neighbour (ARP and path): $(val first_ms) ms;" \
+		"steady RTT $(val steady_rtt_ms) ms;" \
+		"ratio $(ratio "$(val first_ms)" "$(val steady_rtt_ms)")" \
+		"(goal <= 2 on RoCE)"
 	echo
 	echo "run: $(tail -n 1 "$run.log" 2>/dev/null | sed 's/ \/.*//');" \
 		"${wall}s wall including the build"
