@@ -681,6 +681,7 @@ bool ipoib_cm_capable(struct ipoib_dev *priv);
 bool ipoib_cm_available(struct ipoib_dev *priv);
 int ipoib_cm_open(struct ipoib_dev *priv);
 void ipoib_cm_stop(struct ipoib_dev *priv);
+void ipoib_cm_link_up(struct ipoib_dev *priv);
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
 void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);

@@ -302,50 +302,35 @@ void ipoib_path_cleanup(struct ipoib_dev *priv)
 	ipoib_path_evict(priv, true);
 }
 
-/* Neighbours of ours still being resolved, a few at a time */
-#define IPOIB_NEIGH_KICK	32
-
-struct ipoib_neigh_kick {
-	const struct net_device *dev;
-	unsigned int count;
-	struct neighbour *n[IPOIB_NEIGH_KICK];
-};
-
-static void ipoib_neigh_collect(struct neighbour *n, void *cookie)
+/*
+ * Under the table's lock (BH off), which nests outside each entry's: an
+ * entry of ours being resolved probes now, with its probes counted afresh.
+ * Nothing else about it changes: its queue and state are left alone.
+ */
+static void ipoib_neigh_kick(struct neighbour *n, void *cookie)
 {
-	struct ipoib_neigh_kick *k = cookie;
-
-	if (n->dev != k->dev || k->count == ARRAY_SIZE(k->n) ||
-	    !(READ_ONCE(n->nud_state) & NUD_INCOMPLETE))
+	if (n->dev != cookie)
 		return;
-	neigh_hold(n);
-	k->n[k->count++] = n;
-}
-
-static void ipoib_neigh_kick(struct neigh_table *tbl, struct net_device *dev)
-{
-	struct ipoib_neigh_kick k = { .dev = dev };
-	unsigned int i;
-
-	neigh_for_each(tbl, ipoib_neigh_collect, &k);
-	for (i = 0; i < k.count; i++) {
-		neigh_update(k.n[i], NULL, NUD_FAILED, 0, 0);
-		neigh_release(k.n[i]);
-	}
+	write_lock(&n->lock);
+	if ((n->nud_state & NUD_INCOMPLETE) &&
+	    mod_timer_pending(&n->timer, jiffies))
+		atomic_set(&n->probes, NEIGH_VAR(n->parms, UCAST_PROBES));
+	write_unlock(&n->lock);
 }
 
 /*
  * The carrier came on (under RTNL). A neighbour being resolved while it
  * was off sent its probes into a stopped queue, and its next probe is up
- * to a second (retrans_time) away. Failed instead, it probes at once on
- * its next packet, as after any failure. (Those queued meanwhile get the
- * unreachable errors the kernel gives after a failed resolution.)
+ * to a second (retrans_time) away, or its resolution fails for want of
+ * answers to probes never sent: it probes again now.
  */
 void ipoib_neigh_carrier_on(struct net_device *dev)
 {
-	ipoib_neigh_kick(&arp_tbl, dev);
+	neigh_for_each(&arp_tbl, ipoib_neigh_kick, dev);
 #if IS_ENABLED(CONFIG_IPV6)
-	ipoib_neigh_kick(&nd_tbl, dev);
+	/* booted with ipv6.disable=1, nd_tbl was never set up */
+	if (ipv6_mod_enabled())
+		neigh_for_each(&nd_tbl, ipoib_neigh_kick, dev);
 #endif
 }
 

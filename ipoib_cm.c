@@ -852,6 +852,28 @@ static void ipoib_cm_show_one(struct seq_file *m, struct ipoib_cm_chan *chan)
 		   chan->csum_pending ? "pending" : "complete");
 }
 
+/*
+ * The carrier came back (under RTNL): channels that failed while the link
+ * was down said nothing about their peers. Their backoff ends: the next
+ * packet too big for UD connects at once.
+ */
+void ipoib_cm_link_up(struct ipoib_dev *priv)
+{
+	struct ipoib_cm_peer *peer;
+	unsigned int bkt;
+
+	if (!priv->cm.wq)
+		return;
+	mutex_lock(&priv->cm.mutex);
+	spin_lock_bh(&priv->cm.lock);
+	hash_for_each(priv->cm.peers, bkt, peer, node) {
+		peer->backoff = 0;
+		peer->retry_at = jiffies;
+	}
+	spin_unlock_bh(&priv->cm.lock);
+	mutex_unlock(&priv->cm.mutex);
+}
+
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m)
 {
 	struct ipoib_cm_chan *chan;

@@ -215,13 +215,17 @@ static int ipoib_roce_mcast_join(struct ipoib_dev *priv,
 	 * Not before the underlay is operationally up: rxe reports the port
 	 * ACTIVE when its netdev opens, before linkwatch has set the netdev's
 	 * operstate and IPv6 its routes, and a send then fails and takes the
-	 * QP to the error state. Soon again (-EAGAIN); the port event that
-	 * follows linkwatch also joins at once.
+	 * QP to the error state. The join is retried with the usual backoff;
+	 * on rxe, the port event that follows linkwatch joins at once.
 	 */
 	if (!netif_oper_up(rm->ndev)) {
+		net_ratelimited_function(netdev_info, priv->dev,
+					 "waiting for %s to be operationally up (operstate %u)\n",
+					 netdev_name(rm->ndev),
+					 READ_ONCE(rm->ndev->operstate));
 		netdev_put(rm->ndev, &rm->tracker);
 		kfree(rm);
-		return -EAGAIN;
+		return -ENETDOWN;
 	}
 	mc->fabric_priv = rm;
 	if (!mc->sendonly) {

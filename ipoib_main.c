@@ -571,6 +571,7 @@ static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 		if (netif_carrier_ok(dev) &&
 		    test_and_clear_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags)) {
 			ipoib_neigh_carrier_on(dev);
+			ipoib_cm_link_up(priv);
 			ipoib_announce(priv);
 		}
 		break;

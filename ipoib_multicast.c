@@ -176,10 +176,9 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	skb_queue_purge(&mc->queue);
 	/*
 	 * RFC 4391 s12: multicast failures are worth a (rate-limited) word;
-	 * not -EAGAIN, a "not yet" (no SM address, the underlay not up)
-	 * retried within 100 ms
+	 * -ENETDOWN, RoCE's underlay not up yet, the fabric has said
 	 */
-	if (status != -EAGAIN)
+	if (status != -ENETDOWN)
 		ipoib_warn_rl(priv, "%s join of %pI6 failed: %d, retry in %u s\n",
 			      ipoib_mcast_kind(mc), mc->mgid,
 			      status, mc->backoff);

@@ -91,12 +91,15 @@ replied_after() {
 	test -n "$(reply_after "$1")"
 }
 
-# longest_gap T: the longest time without a reply from T to the last reply
+# longest_gap T STOP: the longest time without a reply from T to STOP,
+# when ping ended; nothing if no reply came after T
 longest_gap() {
-	awk -v t="$1" -F'[][]' 'BEGIN { last = t }
+	[ -n "$1" ] || return 0
+	awk -v t="$1" -v stop="$2" -F'[][]' 'BEGIN { last = t }
 		/bytes from/ && $2 > t { if ($2 - last > gap) gap = $2 - last
-					 last = $2 }
-		END { printf "%.6f\n", gap }' "$PING_LOG"
+					 last = $2; n++ }
+		END { if (stop - last > gap) gap = stop - last
+		      if (n) printf "%.6f\n", gap }' "$PING_LOG"
 }
 
 # ms FROM TO: milliseconds between two times, empty if one is missing
@@ -141,7 +144,7 @@ recover_flap() {
 			wait_until 20 replied_after "$t_up" || true
 		fi
 		stop "$PING_PID" "$WATCH_PID"
-		KCLOCK=$(kclock)
+		KCLOCK=$(kclock || true)
 		# rxe says "set active" at eth0's NETDEV_UP and again once
 		# linkwatch has it operationally up (NETDEV_CHANGE)
 		t_act=$(kwhen 'rxe0: set active' "$t_up")
@@ -159,29 +162,36 @@ recover_flap() {
 
 # recover_reload MODE: (B) ib_ipoib out and in again, A pinging meanwhile
 recover_reload() {
-	local name=reload_$1 t0 t_car i
+	local name=reload_$1 t0 t_gone t_car i
 	if [ "$ROLE" = A ]; then
 		ping_start
 		wait_until 10 replied_after 0 || true
 		signal "$name-go"
 		wait_for B "$name-done" 120 || true
+		wait_until 10 replied_after "$(now)" || true
 		stop "$PING_PID"
-		put_ms "${name}_gap" "$(ms 0 "$(longest_gap "$(reply_after 0)")")"
+		put_ms "${name}_gap" \
+			"$(ms 0 "$(longest_gap "$(reply_after 0)" "$(now)")")"
 		put_ms "${name}_echo" "$(cat "$dir/$name.B" 2>/dev/null)"
 	else
 		wait_for A "$name-go" 60 || true
 		watch_start carrier="/sys/class/net/$ifc/carrier" echo=icmp:InEchos
+		wait_until 10 test -s "$WATCH_LOG" || true
 		t0=$(now)
-		modprobe -r ib_ipoib
+		modprobe -r ib_ipoib || true
 		# shellcheck disable=SC2086 # a list of parameters
-		modprobe ib_ipoib $params
+		modprobe ib_ipoib $params || true
 		wait_until 10 ipoib_if rxe0 || true
-		ifc=$(ipoib_if rxe0)
-		[ "$1" = datagram ] || echo connected >"/sys/class/net/$ifc/mode"
-		ip link set "$ifc" up
-		ip addr add "10.20.0.$idx/24" dev "$ifc"
+		ifc=$(ipoib_if rxe0 || echo "$ifc")
+		[ "$1" = datagram ] ||
+			echo connected >"/sys/class/net/$ifc/mode" || true
+		ip link set "$ifc" up || true
+		ip addr add "10.20.0.$idx/24" dev "$ifc" || true
 		wait_until 20 grep -qx 1 "/sys/class/net/$ifc/carrier" || true
-		t_car=$(when carrier '^1$' "$t0")
+		# the new interface's: after the old one's went ("-")
+		t_gone=$(when carrier '^-$' "$t0")
+		t_car=
+		[ -z "$t_gone" ] || t_car=$(when carrier '^1$' "$t_gone")
 		i=0
 		while [ -n "$t_car" ] && [ $i -lt 200 ] &&
 			[ -z "$(when echo . "$t_car")" ]; do
@@ -209,7 +219,7 @@ recover_switch() {
 		wait_until 20 replied_after "$(now)" || true
 		sleep 0.5
 		stop "$PING_PID"
-		put_ms "$name" "$(ms 0 "$(longest_gap "$t0")")"
+		put_ms "$name" "$(ms 0 "$(longest_gap "$t0" "$(now)")")"
 	else
 		wait_for A "$name-go" 60 || true
 		echo "$1" >"/sys/class/net/$ifc/mode"
@@ -224,7 +234,9 @@ recover_first() {
 	if [ "$ROLE" = A ]; then
 		ip link set "$ifc" down
 		ip link set "$ifc" up
-		wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier" || true
+		# operstate up: linkwatch has activated the queue
+		wait_until 15 grep -qx up "/sys/class/net/$ifc/operstate" ||
+			true
 		first=$(ping -n -c 1 -W 5 "$ib_ip" |
 			sed -n 's/.* time=\([0-9.]*\) ms/\1/p')
 		steady=$(ping -n -c 21 -i 0.05 "$ib_ip" |
