@@ -33,8 +33,9 @@
  *   path->queue has its own lock (sk_buff_head).
  * - Multicast (ipoib_multicast.c): groups are joined and left under RTNL
  *   and priv->mcast_mutex, from priv->mcast_work or from ndo_stop itself. Transmit
- *   reads the group list under RCU and may add a send-only group; list
- *   changes and join results take mcast_lock (spinlock, BH off).
+ *   looks groups up in priv->mcast_hash under RCU and may add a send-only
+ *   group; changes of the list and hash table (always together), the
+ *   send-only count and join results take mcast_lock (spinlock, BH off).
  * - Address handles are reference counted (ipoib_ah); the last put may
  *   come from NAPI, so destruction is deferred to priv->wq.
  * - priv->announce_left and the debugfs file names change under RTNL only
@@ -121,8 +122,12 @@
 /* the SA not reachable for a moment (-EAGAIN: its AH follows port events) */
 #define IPOIB_PATH_RETRY_SOON	(HZ / 10)
 #define IPOIB_MCAST_QUEUE_LEN	8
-/* Send-only groups: bounded, and left when idle (as paths are dropped). */
-#define IPOIB_MAX_SENDONLY	256
+#define IPOIB_MCAST_HASH_BITS	10
+/*
+ * Send-only groups: at most max_sendonly (the least recently used one
+ * is left for a new one), and left when idle (as paths are dropped).
+ */
+#define IPOIB_MAX_SENDONLY_DEFAULT	4096
 #define IPOIB_SENDONLY_IDLE	IPOIB_PATH_IDLE
 /* umcast: how soon to look again at a group left to userspace */
 #define IPOIB_UMCAST_RECHECK	(2 * HZ)
@@ -146,6 +151,7 @@ extern bool ipoib_cm_bidir;
 extern bool ipoib_cm_srq;
 extern unsigned int ipoib_max_nonsrq_conn_qp;
 extern bool ipoib_sendonly_nonmember;
+extern unsigned int ipoib_max_sendonly;
 
 struct ipoib_dev;
 struct ipoib_path;
@@ -313,6 +319,7 @@ enum ipoib_mcast_state {
 
 struct ipoib_mcast {
 	struct list_head list;		/* priv->mcasts */
+	struct hlist_node node;		/* priv->mcast_hash, by MGID */
 	struct rcu_head rcu;
 	struct ipoib_dev *priv;
 	u8 mgid[IPOIB_GID_LEN];
@@ -379,6 +386,7 @@ struct ipoib_counters {
 	atomic_long_t tx_no_carrier;	/* sent while the link was down */
 	atomic_long_t tx_bad_daddr;	/* no usable destination */
 	atomic_long_t tx_mcast_limit;	/* too many send-only groups */
+	atomic_long_t mcast_sendonly_evicted; /* left for a newer one */
 	atomic_long_t tx_too_big;	/* ICMP "too big" sent instead */
 	atomic_long_t cm_bad_pdata;	/* REQ/REP private data refused */
 	atomic_long_t cm_rx_buffers;	/* gauge: 64 KiB receive buffers */
@@ -527,6 +535,8 @@ struct ipoib_dev {
 	struct mutex mcast_mutex;
 	spinlock_t mcast_lock;		/* mcasts list changes, join results */
 	struct list_head mcasts;
+	DECLARE_HASHTABLE(mcast_hash, IPOIB_MCAST_HASH_BITS);
+	unsigned int mcast_sendonly;	/* send-only groups (mcast_lock) */
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */

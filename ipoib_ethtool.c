@@ -46,6 +46,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(tx_no_path),
 	IPOIB_OWN_STAT(tx_no_carrier),
 	IPOIB_OWN_STAT(tx_mcast_limit),
+	IPOIB_OWN_STAT(mcast_sendonly_evicted),
 	IPOIB_OWN_STAT(tx_bad_daddr),
 	IPOIB_OWN_STAT(tx_too_big),
 	IPOIB_OWN_STAT(restarts),

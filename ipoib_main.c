@@ -29,6 +29,7 @@ bool ipoib_cm_bidir = true;
 bool ipoib_cm_srq = true;
 unsigned int ipoib_max_nonsrq_conn_qp = IPOIB_CM_MAX_NONSRQ_DEFAULT;
 bool ipoib_sendonly_nonmember;
+unsigned int ipoib_max_sendonly = IPOIB_MAX_SENDONLY_DEFAULT;
 
 module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
 MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
@@ -52,6 +53,8 @@ module_param_named(max_nonsrq_conn_qp, ipoib_max_nonsrq_conn_qp, uint, 0444);
 MODULE_PARM_DESC(max_nonsrq_conn_qp, "Connected mode without a shared receive queue: at most this many connections, each with recv_queue_size buffers of 64 KiB (default 128, at most 4096; 0: no connected mode there)");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
+module_param_named(max_sendonly, ipoib_max_sendonly, uint, 0644);
+MODULE_PARM_DESC(max_sendonly, "Send-only multicast groups per interface: at this many, the least recently used one is left for a new one (default 4096; 0: none, sends to groups not joined are dropped)");
 module_param_named(sendonly_nonmember, ipoib_sendonly_nonmember, bool, 0444);
 MODULE_PARM_DESC(sendonly_nonmember, "InfiniBand: send to a group only once a listener created it, joining as SendOnlyNonMember and following the SA's group reports (RFC 4391 s10); default off: SendOnlyFullMember, which creates the group");
 

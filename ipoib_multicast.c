@@ -5,8 +5,9 @@
  * groups for traffic to groups we are not a member of. Every join, leave
  * and retry runs in mcast_work (or, when the interface stops, in ndo_stop)
  * under RTNL and mcast_mutex, driven by one transition function per
- * group; transmit only reads the list under RCU.
+ * group; transmit only looks groups up (a hash table, RCU).
  */
+#include <linux/jhash.h>
 #include <linux/rtnetlink.h>
 #include <linux/seq_file.h>
 #include <rdma/ib_cache.h>
@@ -22,17 +23,44 @@ static bool ipoib_mcast_is_broadcast(struct ipoib_dev *priv,
 }
 
 /* under rcu_read_lock(), mcast_lock or mcast_mutex */
+static u32 ipoib_mgid_hash(const u8 *mgid)
+{
+	return jhash(mgid, IPOIB_GID_LEN, 0);
+}
+
 static struct ipoib_mcast *ipoib_mcast_find(struct ipoib_dev *priv,
 					    const u8 *mgid)
 {
 	struct ipoib_mcast *mc;
 
-	list_for_each_entry_rcu(mc, &priv->mcasts, list,
-				lockdep_is_held(&priv->mcast_lock) ||
-				lockdep_is_held(&priv->mcast_mutex))
+	hash_for_each_possible_rcu(priv->mcast_hash, mc, node,
+				   ipoib_mgid_hash(mgid),
+				   lockdep_is_held(&priv->mcast_lock) ||
+				   lockdep_is_held(&priv->mcast_mutex))
 		if (!memcmp(mc->mgid, mgid, IPOIB_GID_LEN))
 			return mc;
 	return NULL;
+}
+
+/* Under mcast_lock: into the list (at its head or tail) and the table */
+static void ipoib_mcast_link(struct ipoib_dev *priv, struct ipoib_mcast *mc,
+			     bool head)
+{
+	lockdep_assert_held(&priv->mcast_lock);
+	if (head)
+		list_add_rcu(&mc->list, &priv->mcasts);
+	else
+		list_add_tail_rcu(&mc->list, &priv->mcasts);
+	hash_add_rcu(priv->mcast_hash, &mc->node, ipoib_mgid_hash(mc->mgid));
+	priv->mcast_sendonly += mc->sendonly;
+}
+
+static void ipoib_mcast_unlink(struct ipoib_dev *priv, struct ipoib_mcast *mc)
+{
+	lockdep_assert_held(&priv->mcast_lock);
+	list_del_rcu(&mc->list);
+	hash_del_rcu(&mc->node);
+	priv->mcast_sendonly -= mc->sendonly;
 }
 
 static const char *ipoib_mcast_kind(const struct ipoib_mcast *mc)
@@ -272,6 +300,7 @@ static void ipoib_mcast_rekind(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	if (mc->state != IPOIB_MCAST_IDLE && mc->state != IPOIB_MCAST_FAILED)
 		ipoib_mcast_drop_membership(priv, mc);
 	spin_lock_bh(&priv->mcast_lock);
+	priv->mcast_sendonly -= mc->sendonly;
 	mc->sendonly = false;
 	mc->nonmember = nonmember;
 	spin_unlock_bh(&priv->mcast_lock);
@@ -524,7 +553,7 @@ void ipoib_mcast_group_event(struct ipoib_dev *priv, const u8 *mgid,
 	mc = ipoib_mcast_find(priv, mgid);
 	if (!mc && fresh && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags)) {
 		if (priv->mcast_router_count < IPOIB_MAX_ROUTER) {
-			list_add_tail_rcu(&fresh->list, &priv->mcasts);
+			ipoib_mcast_link(priv, fresh, false);
 			mc = fresh;
 			fresh = NULL;
 		} else {
@@ -603,7 +632,7 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 	spin_lock_bh(&priv->mcast_lock);
 	list_for_each_entry_safe(mc, n, &fresh, list) {
 		list_del(&mc->list);
-		list_add_tail_rcu(&mc->list, &priv->mcasts);
+		ipoib_mcast_link(priv, mc, false);
 	}
 	spin_unlock_bh(&priv->mcast_lock);
 	return skipped;
@@ -688,13 +717,20 @@ static bool ipoib_mcast_follow(struct ipoib_dev *priv, bool up)
 /*
  * One pass over all groups. Under RTNL: the underlay's IPv6 group joins
  * need it on 6.1, and so do the MTU and the carrier. Nothing called from
- * here may take RTNL itself (ib_query_port() does on rxe).
+ * here may take RTNL itself (ib_query_port() does on rxe). A pass with
+ * the port up ends after IPOIB_MCAST_PASS_MS and the next one follows at
+ * once: a thousand joins or leaves must not hold RTNL, which every
+ * socket's multicast join and leave takes, for seconds. A pass with the
+ * port down (or the interface stopping) leaves every group.
  */
+#define IPOIB_MCAST_PASS_MS	20
+
 static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 {
+	u64 end = ktime_get_ns() + IPOIB_MCAST_PASS_MS * NSEC_PER_MSEC;
 	unsigned long next = 0;
 	struct ipoib_mcast *mc, *tmp;
-	bool sm_new;
+	bool sm_new, more = false;
 
 	ASSERT_RTNL();
 	mutex_lock(&priv->mcast_mutex);
@@ -704,7 +740,7 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 			mc->wanted = true;
 			priv->broadcast = mc;
 			spin_lock_bh(&priv->mcast_lock);
-			list_add_rcu(&mc->list, &priv->mcasts);
+			ipoib_mcast_link(priv, mc, true);
 			spin_unlock_bh(&priv->mcast_lock);
 		} else {
 			next = jiffies + HZ;
@@ -727,10 +763,14 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 	if (up && ipoib_mcast_sync_list(priv) && !next)
 		next = jiffies + IPOIB_UMCAST_RECHECK;
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
+		if (up && ktime_get_ns() > end) {
+			more = true;
+			break;
+		}
 		if (!ipoib_mcast_step(priv, mc, up)) {
 			spin_lock_bh(&priv->mcast_lock);
 			ipoib_mcast_set_router(priv, mc, false);
-			list_del_rcu(&mc->list);
+			ipoib_mcast_unlink(priv, mc);
 			spin_unlock_bh(&priv->mcast_lock);
 			if (mc == priv->broadcast)
 				priv->broadcast = NULL;
@@ -753,7 +793,10 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 	}
 	ipoib_mcast_carrier(priv, up);
 	mutex_unlock(&priv->mcast_mutex);
-	if (next)
+	/* the rest of a pass cut short: after others had RTNL */
+	if (more)
+		ipoib_mcast_schedule(priv, 1);
+	else if (next)
 		ipoib_mcast_schedule(priv, max_t(long, next - jiffies, 1));
 }
 
@@ -821,17 +864,36 @@ void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
 	rcu_read_unlock();
 }
 
-/* Under mcast_lock; only when a new group is about to be created. */
-static unsigned int ipoib_mcast_sendonly_count(struct ipoib_dev *priv)
+/*
+ * Under mcast_lock, before a new send-only group: room for it. At
+ * max_sendonly, the least recently used send-only group still in use
+ * becomes idle, and the next pass leaves it. While more than
+ * IPOIB_SENDONLY_SLACK such leaves are pending, new groups are dropped.
+ */
+#define IPOIB_SENDONLY_SLACK	64
+
+static bool ipoib_mcast_sendonly_room(struct ipoib_dev *priv)
 {
-	struct ipoib_mcast *mc;
-	unsigned int n = 0;
+	unsigned int max = READ_ONCE(ipoib_max_sendonly);
+	struct ipoib_mcast *mc, *lru = NULL;
 
 	lockdep_assert_held(&priv->mcast_lock);
-
+	if (priv->mcast_sendonly < max)
+		return true;
+	if (priv->mcast_sendonly >= max + IPOIB_SENDONLY_SLACK)
+		return false;
 	list_for_each_entry(mc, &priv->mcasts, list)
-		n += mc->sendonly;
-	return n;
+		if (mc->sendonly && !ipoib_mcast_sendonly_idle(mc) &&
+		    (!lru || time_before(READ_ONCE(mc->last_used),
+					 READ_ONCE(lru->last_used))))
+			lru = mc;
+	if (!lru)
+		return false;
+	WRITE_ONCE(lru->last_used, jiffies - IPOIB_SENDONLY_IDLE - 1);
+	atomic_long_inc(&priv->counters.mcast_sendonly_evicted);
+	ipoib_mcast_dbg(priv, "send-only group limit %u: leaving %pI6c\n",
+			max, lru->mgid);
+	return true;
 }
 
 netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
@@ -869,22 +931,23 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 	}
 	if (!mc && test_bit(IPOIB_FLAG_OPER_UP, &priv->flags) &&
 	    !ipoib_mcast_is_broadcast(priv, mgid)) {
-		if (ipoib_mcast_sendonly_count(priv) >= IPOIB_MAX_SENDONLY) {
+		/* routing: joined to receive too, no kind to change */
+		bool router = READ_ONCE(priv->mcast_router) &&
+			      ipoib_mcast_ours(priv, mgid) &&
+			      priv->mcast_router_count < IPOIB_MAX_ROUTER;
+
+		if (!router && !ipoib_mcast_sendonly_room(priv)) {
 			atomic_long_inc(&priv->counters.tx_mcast_limit);
 			ipoib_warn_rl(priv, "send-only group limit %u: dropped for %pI6\n",
-				      IPOIB_MAX_SENDONLY, mgid);
+				      READ_ONCE(ipoib_max_sendonly), mgid);
 			goto drop;
 		}
 		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
 		if (mc) {
-			list_add_tail_rcu(&mc->list, &priv->mcasts);
-			/* routing: joined to receive too, no kind to change */
-			if (READ_ONCE(priv->mcast_router) &&
-			    ipoib_mcast_ours(priv, mgid) &&
-			    priv->mcast_router_count < IPOIB_MAX_ROUTER)
+			mc->sendonly = !router;
+			ipoib_mcast_link(priv, mc, false);
+			if (router)
 				ipoib_mcast_set_router(priv, mc, true);
-			else
-				mc->sendonly = true;
 		}
 	}
 	if (mc && READ_ONCE(mc->state) != IPOIB_MCAST_FAILED &&
@@ -909,6 +972,7 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 	spin_lock_init(&priv->mcast_lock);
 	spin_lock_init(&priv->mcast_sched_lock);
 	INIT_LIST_HEAD(&priv->mcasts);
+	hash_init(priv->mcast_hash);
 	INIT_DELAYED_WORK(&priv->mcast_work, ipoib_mcast_work);
 	priv->mcast_mtu = IPOIB_DEFAULT_IB_MTU;
 }

@@ -92,9 +92,27 @@ B)
 	signal nic-cycled
 	;;
 esac
-# Send-only groups are bounded: A sends one datagram to each of 300 groups
-# it never joins; 256 send-only groups at most, the rest counted.
+# Send-only groups are bounded (max_sendonly, here 256): A sends one
+# datagram to each of 300 groups it never joins, in order; each group past
+# the bound makes the least recently used one leave: older send-only
+# groups and the first 44 go, the last 256 stay, and nothing is dropped.
+sendonly() {	# sendonly N: N send-only groups in debugfs
+	test "$(grep -c 'send_only: yes' "$mcg")" = "$1"
+}
+# has_group IPV4: its MGID in debugfs (RFC 4391 s4: the group's low 28
+# bits after ff12:401b:ffff::, as %pI6c prints it)
+has_group() {
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	grep -q "^GID: ff12:401b:ffff::$(printf '%x:%x' \
+		$(((a & 15) << 8 | b)) $((c << 8 | d))) " "$mcg"
+}
+lacks_group() { ! has_group "$1"; }
 if [ "$ROLE" = A ]; then
+	limit0=$(stat_of tx_mcast_limit)
+	# send-only groups from before: older, the first to leave
+	s0=$(grep -c 'send_only: yes' "$mcg")
+	echo 256 >/sys/module/ib_ipoib/parameters/max_sendonly
 	python3 - "$ifc" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -102,10 +120,15 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, sys.argv[1].encode())
 for i in range(300):
     s.sendto(b"x", ("239.3.%d.%d" % (i // 200, i % 200 + 1), 5000))
 PY
-	check "at most 256 send-only groups" \
-		test "$(grep -c 'send_only: yes' "$mcg")" = 256
-	check "the rest is counted (tx_mcast_limit)" \
-		sh -c "ethtool -S $ifc | grep -Eq 'tx_mcast_limit: [1-9]'"
+	check "256 send-only groups once the least recently used have left" \
+		wait_until $((10 * VM_SLOW)) sendonly 256
+	check "... $((s0 + 44)) of them left for newer ones (mcast_sendonly_evicted)" \
+		test "$(stat_of mcast_sendonly_evicted)" = $((s0 + 44))
+	check "... the first group is gone" lacks_group 239.3.0.1
+	check "... the last stays" has_group 239.3.1.100
+	check "... nothing dropped for the limit (tx_mcast_limit)" \
+		test "$(stat_of tx_mcast_limit)" = "$limit0"
+	echo 4096 >/sys/module/ib_ipoib/parameters/max_sendonly
 	check "unicast still flows" ping -c 2 -W 5 10.20.0.2
 fi
 barrier end

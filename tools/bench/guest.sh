@@ -12,6 +12,8 @@
 #   rc       ib_send_bw -c RC on rxe0: raw RC verbs, BENCH_RC_SIZE messages
 #   recover  recovery after events and the first packet (recover.sh), in
 #            datagram mode after tcp_eth, in connected mode after rc
+#   mscale   multicast at scale (mscale.sh): 1024 groups joined, sent to
+#            and left, RTNL meanwhile
 # B starts each server and signals A, A runs the client; a barrier ends each
 # measurement, so no two ever overlap. Both guests sample their CPU time
 # (/proc/stat) over each measurement. A writes key=value lines to
@@ -24,7 +26,7 @@
 #   BENCH_RC_SIZE  ib_send_bw -c RC message size (default 65536: one
 #                  connected-mode message, 65524 octets, rounded up)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
-#   BENCH_STEPS    the measurements to run, by name (default: all seven);
+#   BENCH_STEPS    the measurements to run, by name (default: all eight);
 #                  udp_ib needs ud for its offered rate
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,7 +40,7 @@ GIDX=${BENCH_GID:-0}
 dir=$SHARED/bench
 res=$SHARED/result.env
 idx=$(($(printf '%d' "'$ROLE") - 64))
-STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover}
+STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover mscale}
 IPERF_PORT=5201
 PERFTEST_PORT=18515
 
@@ -321,6 +323,9 @@ if want recover; then
 	recover_flap datagram
 	recover_reload datagram
 fi
+# shellcheck source=SCRIPTDIR/mscale.sh
+. "$top/tools/bench/mscale.sh"
+! want mscale || mscale
 
 # 5. TCP over ibN in connected mode: both sides switch (measured as the
 # longest time without a reply), a ping sets up the connection before the

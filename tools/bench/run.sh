@@ -17,7 +17,7 @@
 #   BENCH_RC_SIZE   ib_send_bw -c RC message size (default 65536)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
 #   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc
-#                   recover)
+#                   recover mscale)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
 #                   guests boot with slub_debug=- : allocator debugging
 #                   costs the skb-heavy paths more than the verbs path)
@@ -68,7 +68,7 @@ others() {
 }
 
 rm -rf "$run" "$run.log"
-echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all seven}) (log: $run.log)"
+echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all eight}) (log: $run.log)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 others "$out/others" &
 watcher=$!
@@ -192,6 +192,16 @@ slub=off
 		"steady RTT $(val steady_rtt_ms) ms;" \
 		"ratio $(ratio "$(val first_ms)" "$(val steady_rtt_ms)")" \
 		"(goal <= 2 on RoCE)"
+	echo
+	# mscale_leave: left groups, close s, gone s, RTNL max s, median s
+	set -- $(val mscale_leave)
+	echo "multicast, $(val mscale_groups) IPv4 groups:" \
+		"B joined them in $(val mscale_join | cut -d' ' -f2) s;" \
+		"A sending to each has $(val mscale_sendonly) send-only groups" \
+		"(tx_mcast_limit $(val mscale_tx_mcast_limit));"
+	echo "B leaving them: socket closed in ${2:-?} s, groups gone after" \
+		"${3:-?} s (goal < 0.5), ${1:-?} left; an RTNL probe waited" \
+		"up to ${4:-?} s meanwhile (median ${5:-?}; idle: $(val mscale_rtnl_idle))"
 	echo
 	echo "run: $(tail -n 1 "$run.log" 2>/dev/null | sed 's/ \/.*//');" \
 		"${wall}s wall including the build"

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by tools/bench/guest.sh: multicast at scale, in datagram mode
+# (tools/bench/mscale.py does the work):
+#   mscale_join_s      B joins MSCALE_GROUPS IPv4 groups (a socket each):
+#                      seconds until its debugfs shows them all joined
+#   mscale_sendonly    A sends one datagram to each: send-only groups A has
+#   mscale_leave_s     B closes the sockets: seconds until the groups are gone
+#   mscale_rtnl_max_s  the longest an RTNL probe (every 10 ms) waited while
+#                      B left them, beside its median and the idle figures
+MSCALE_GROUPS=${BENCH_MSCALE_GROUPS:-1024}
+
+mscale() {
+	local mcg=/sys/kernel/debug/ipoib/${ifc}_mcg fifo=/tmp/mscale.fifo
+	local out=$dir/mscale.B r
+	sysctl -qw net.ipv4.igmp_max_memberships=$((MSCALE_GROUPS + 64))
+	if [ "$ROLE" = B ]; then
+		echo "idle $(python3 "$top/tools/bench/mscale.py" probe 2)" >"$out"
+		rm -f "$fifo"
+		mkfifo "$fifo"
+		python3 "$top/tools/bench/mscale.py" join "$ifc" \
+			"$MSCALE_GROUPS" "$mcg" <"$fifo" >>"$out" 2>&1 &
+		exec 9>"$fifo"
+		wait_until 120 grep -q '^joined' "$out" || true
+		signal mscale-joined
+		wait_for A mscale-sent 120 || true
+		exec 9>&-
+		wait_until 120 grep -q '^left' "$out" || true
+		signal mscale-left
+	else
+		wait_for B mscale-joined 180 || true
+		python3 "$top/tools/bench/mscale.py" send "$ifc" "$MSCALE_GROUPS"
+		sleep 2
+		put mscale_sendonly "$(grep -c 'send_only: yes' \
+			"/sys/kernel/debug/ipoib/${ifc}_mcg")"
+		put mscale_tx_mcast_limit "$(ethtool -S "$ifc" |
+			awk '$1 == "tx_mcast_limit:" { print $2 }')"
+		signal mscale-sent
+		wait_for B mscale-left 180 || true
+		r=$(cat "$out")
+		log "mscale: $(echo "$r" | tr '\n' ';')"
+		put mscale_groups "$MSCALE_GROUPS"
+		put mscale_rtnl_idle "$(echo "$r" | awk '$1 == "idle" { print $2 " " $3 }')"
+		put mscale_join "$(echo "$r" | awk '$1 == "joined" { print $2 " " $3 }')"
+		put mscale_leave "$(echo "$r" | awk '$1 == "left" {
+			print $2 " " $3 " " $4 " " $5 " " $6 }')"
+	fi
+	barrier mscale 120
+}
