@@ -3,8 +3,12 @@
 
 mscale.py join IFNAME N MCG         (B) join N IPv4 groups, a socket each;
                                     print the seconds until debugfs MCG
-                                    shows them all joined (complete), then
-                                    wait for stdin to close, leave them
+                                    shows them all joined (complete); take
+                                    eth0 down and up and print the seconds
+                                    from up until all are joined again and
+                                    the RTNL probe's longest and median
+                                    wait; then wait for stdin to close,
+                                    leave them
                                     (close the sockets) and print the
                                     seconds that took, until they are gone,
                                     and the longest and median time an RTNL
@@ -72,6 +76,23 @@ def join(ifname, n, mcg):
         time.sleep(0.01)
     print("joined %d %.3f" % (mgid_count(mcg, True), time.monotonic() - t0),
           flush=True)
+    # the underlay down and up: every group joined again, RTNL meanwhile
+    probe = Probe()
+    probe.start()
+    subprocess.run(["ip", "link", "set", "eth0", "down"], check=True)
+    while mgid_count(mcg, True) and time.monotonic() - t0 < 60:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    subprocess.run(["ip", "link", "set", "eth0", "up"], check=True)
+    while mgid_count(mcg, True) < n and time.monotonic() - t0 < 60:
+        time.sleep(0.01)
+    t1 = time.monotonic() - t0
+    time.sleep(0.1)
+    probe.stop = True
+    probe.join()
+    print("rejoined %d %.3f %s" % (mgid_count(mcg, True), t1,
+                                   probe.result()), flush=True)
     sys.stdin.read()
     probe = Probe()
     probe.start()

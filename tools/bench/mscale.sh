@@ -5,6 +5,8 @@
 # (tools/bench/mscale.py does the work):
 #   mscale_join_s      B joins MSCALE_GROUPS IPv4 groups (a socket each):
 #                      seconds until its debugfs shows them all joined
+#   mscale_rejoin      B's underlay goes down and up: seconds from up until
+#                      all are joined again, and the RTNL probe meanwhile
 #   mscale_sendonly    A sends one datagram to each: send-only groups A has
 #   mscale_leave_s     B closes the sockets: seconds until the groups are gone
 #   mscale_rtnl_max_s  the longest an RTNL probe (every 10 ms) waited while
@@ -22,7 +24,7 @@ mscale() {
 		python3 "$top/tools/bench/mscale.py" join "$ifc" \
 			"$MSCALE_GROUPS" "$mcg" <"$fifo" >>"$out" 2>&1 &
 		exec 9>"$fifo"
-		wait_until 120 grep -q '^joined' "$out" || true
+		wait_until 180 grep -q '^rejoined' "$out" || true
 		signal mscale-joined
 		wait_for A mscale-sent 120 || true
 		exec 9>&-
@@ -43,6 +45,8 @@ mscale() {
 		put mscale_groups "$MSCALE_GROUPS"
 		put mscale_rtnl_idle "$(echo "$r" | awk '$1 == "idle" { print $2 " " $3 }')"
 		put mscale_join "$(echo "$r" | awk '$1 == "joined" { print $2 " " $3 }')"
+		put mscale_rejoin "$(echo "$r" | awk '$1 == "rejoined" {
+			print $2 " " $3 " " $4 " " $5 }')"
 		put mscale_leave "$(echo "$r" | awk '$1 == "left" {
 			print $2 " " $3 " " $4 " " $5 " " $6 }')"
 	fi

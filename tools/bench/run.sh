@@ -199,6 +199,8 @@ slub=off
 		"B joined them in $(val mscale_join | cut -d' ' -f2) s;" \
 		"A sending to each has $(val mscale_sendonly) send-only groups" \
 		"(tx_mcast_limit $(val mscale_tx_mcast_limit));"
+	echo "B's underlay down and up: $(val mscale_rejoin |
+		awk '{ printf "%s of them joined again %s s after up; an RTNL probe waited up to %s s meanwhile (median %s)", $1, $2, $3, $4 }')"
 	echo "B leaving them: socket closed in ${2:-?} s, groups gone after" \
 		"${3:-?} s (goal < 0.5), ${1:-?} left; an RTNL probe waited" \
 		"up to ${4:-?} s meanwhile (median ${5:-?}; idle: $(val mscale_rtnl_idle))"
