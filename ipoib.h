@@ -128,6 +128,7 @@
  * is left for a new one), and left when idle (as paths are dropped).
  */
 #define IPOIB_MAX_SENDONLY_DEFAULT	4096
+#define IPOIB_MAX_SENDONLY_LIMIT	65536
 #define IPOIB_SENDONLY_IDLE	IPOIB_PATH_IDLE
 /* umcast: how soon to look again at a group left to userspace */
 #define IPOIB_UMCAST_RECHECK	(2 * HZ)
@@ -330,6 +331,7 @@ struct ipoib_mcast {
 	bool rejoin;			/* lost on the SA; waits for the link */
 	bool sm_new;			/* joining when the SM or SA changed */
 	bool nonmember;			/* the join is a NonMember's (router) */
+	bool evicted;			/* mcast_lock: send-only, to leave */
 	/* under mcast_lock: */
 	bool router;			/* listed or reported while allmulti */
 	bool sa_created;		/* the SA reported it created ... */
@@ -537,6 +539,7 @@ struct ipoib_dev {
 	struct list_head mcasts;
 	DECLARE_HASHTABLE(mcast_hash, IPOIB_MCAST_HASH_BITS);
 	unsigned int mcast_sendonly;	/* send-only groups (mcast_lock) */
+	unsigned int mcast_evicted;	/* ... of them evicted, still here */
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */

@@ -121,6 +121,29 @@ static void ipoib_roce_path_cancel(struct ipoib_dev *priv,
 	path->fabric_priv = NULL;
 }
 
+/*
+ * A link-local GID in EUI-64 form (a RoCE port's default GID) names its
+ * MAC: no round trip, nothing to wait for (the underlay's neighbour entry
+ * may be gone after a link flap, and resolving it again takes an ND
+ * exchange that a lost solicitation stretches by a second or more).
+ */
+static bool ipoib_roce_path_local(struct ipoib_dev *priv,
+				  struct ipoib_path *path)
+{
+	struct in6_addr *dgid = (struct in6_addr *)path->dgid.raw;
+	struct rdma_ah_attr *attr = &path->ah_attr;
+
+	if (!rdma_link_local_addr(dgid) || dgid->s6_addr[11] != 0xff ||
+	    dgid->s6_addr[12] != 0xfe)
+		return false;
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(attr, priv->port);
+	rdma_ah_set_grh(attr, &path->dgid, 0, 0, IPV6_DEFAULT_HOPLIMIT, 0);
+	rdma_get_ll_mac(dgid, attr->roce.dmac);
+	return true;
+}
+
 static int ipoib_roce_path_resolve(struct ipoib_dev *priv,
 				   struct ipoib_path *path)
 {
@@ -130,6 +153,10 @@ static int ipoib_roce_path_resolve(struct ipoib_dev *priv,
 	int ret;
 
 	ipoib_roce_path_cancel(priv, path);
+	if (ipoib_roce_path_local(priv, path)) {
+		ipoib_path_resolved(path, 0);
+		return 0;
+	}
 	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
 	if (!rp)
 		return -ENOMEM;

@@ -61,6 +61,7 @@ static void ipoib_mcast_unlink(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 	list_del_rcu(&mc->list);
 	hash_del_rcu(&mc->node);
 	priv->mcast_sendonly -= mc->sendonly;
+	priv->mcast_evicted -= mc->evicted;
 }
 
 static const char *ipoib_mcast_kind(const struct ipoib_mcast *mc)
@@ -175,7 +176,15 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     int status)
 {
 	atomic_long_inc(&priv->counters.mcast_join_failures);
-	if (status == -EAGAIN || mc->sm_new) {
+	if (status == -ENETDOWN) {
+		/*
+		 * RoCE's underlay not operationally up yet: every second, no
+		 * more often (it may stay down), no less (not every RoCE
+		 * device reports a port event when it comes up)
+		 */
+		mc->backoff = 1;
+		mc->retry_at = jiffies + HZ;
+	} else if (status == -EAGAIN || mc->sm_new) {
 		/*
 		 * ib_sa has no SM address yet (it follows port events), or
 		 * the join was asked of an SM that is gone: soon, no backoff
@@ -301,7 +310,9 @@ static void ipoib_mcast_rekind(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		ipoib_mcast_drop_membership(priv, mc);
 	spin_lock_bh(&priv->mcast_lock);
 	priv->mcast_sendonly -= mc->sendonly;
+	priv->mcast_evicted -= mc->evicted;
 	mc->sendonly = false;
+	mc->evicted = false;
 	mc->nonmember = nonmember;
 	spin_unlock_bh(&priv->mcast_lock);
 	WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
@@ -422,7 +433,8 @@ static bool ipoib_mcast_wanted(const struct ipoib_mcast *mc, bool router,
 
 	*nonmember = router && !mc->wanted &&
 		     (ipoib_sendonly_nonmember || !sending);
-	return mc->wanted || router || (mc->sendonly && sending);
+	return mc->wanted || router ||
+	       (mc->sendonly && sending && !READ_ONCE(mc->evicted));
 }
 
 /* A wanted group's membership is of another kind than it must be. */
@@ -631,7 +643,15 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 
 	spin_lock_bh(&priv->mcast_lock);
 	list_for_each_entry_safe(mc, n, &fresh, list) {
+		struct ipoib_mcast *old = ipoib_mcast_find(priv, mc->mgid);
+
 		list_del(&mc->list);
+		/* transmit made it a send-only group meanwhile */
+		if (old) {
+			old->wanted = true;
+			kfree(mc);
+			continue;
+		}
 		ipoib_mcast_link(priv, mc, false);
 	}
 	spin_unlock_bh(&priv->mcast_lock);
@@ -866,33 +886,54 @@ void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
 
 /*
  * Under mcast_lock, before a new send-only group: room for it. At
- * max_sendonly, the least recently used send-only group still in use
- * becomes idle, and the next pass leaves it. While more than
- * IPOIB_SENDONLY_SLACK such leaves are pending, new groups are dropped.
+ * max_sendonly groups not yet evicted, an old one is evicted, and the next
+ * pass leaves it: a joined one with nothing queued, the least recently
+ * used of the first IPOIB_SENDONLY_SCAN on the list (the oldest created;
+ * the scan is bounded: it runs in transmit). No room (false) while
+ * IPOIB_SENDONLY_SLACK leaves are pending or no group qualifies.
  */
 #define IPOIB_SENDONLY_SLACK	64
+#define IPOIB_SENDONLY_SCAN	256
+
+static bool ipoib_mcast_evict_one(struct ipoib_dev *priv, unsigned int max)
+{
+	struct ipoib_mcast *mc, *lru = NULL;
+	unsigned int scanned = 0;
+
+	list_for_each_entry(mc, &priv->mcasts, list) {
+		if (++scanned > IPOIB_SENDONLY_SCAN)
+			break;
+		if (!mc->sendonly || mc->evicted || mc->wanted || mc->router ||
+		    READ_ONCE(mc->state) != IPOIB_MCAST_JOINED ||
+		    !skb_queue_empty(&mc->queue))
+			continue;
+		if (!lru || time_before(READ_ONCE(mc->last_used),
+					READ_ONCE(lru->last_used)))
+			lru = mc;
+	}
+	if (!lru)
+		return false;
+	WRITE_ONCE(lru->evicted, true);
+	priv->mcast_evicted++;
+	atomic_long_inc(&priv->counters.mcast_sendonly_evicted);
+	ipoib_mcast_dbg(priv, "send-only group limit %u: leaving %pI6c\n",
+			max, lru->mgid);
+	return true;
+}
 
 static bool ipoib_mcast_sendonly_room(struct ipoib_dev *priv)
 {
 	unsigned int max = READ_ONCE(ipoib_max_sendonly);
-	struct ipoib_mcast *mc, *lru = NULL;
 
 	lockdep_assert_held(&priv->mcast_lock);
-	if (priv->mcast_sendonly < max)
+	if (priv->mcast_sendonly - priv->mcast_evicted < max)
 		return true;
-	if (priv->mcast_sendonly >= max + IPOIB_SENDONLY_SLACK)
+	if (!max || priv->mcast_evicted >= IPOIB_SENDONLY_SLACK ||
+	    !ipoib_mcast_evict_one(priv, max))
 		return false;
-	list_for_each_entry(mc, &priv->mcasts, list)
-		if (mc->sendonly && !ipoib_mcast_sendonly_idle(mc) &&
-		    (!lru || time_before(READ_ONCE(mc->last_used),
-					 READ_ONCE(lru->last_used))))
-			lru = mc;
-	if (!lru)
-		return false;
-	WRITE_ONCE(lru->last_used, jiffies - IPOIB_SENDONLY_IDLE - 1);
-	atomic_long_inc(&priv->counters.mcast_sendonly_evicted);
-	ipoib_mcast_dbg(priv, "send-only group limit %u: leaving %pI6c\n",
-			max, lru->mgid);
+	/* above the bound (lowered at run time): one more, to come down */
+	if (priv->mcast_sendonly - priv->mcast_evicted > max)
+		ipoib_mcast_evict_one(priv, max);
 	return true;
 }
 
@@ -936,13 +977,14 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			      ipoib_mcast_ours(priv, mgid) &&
 			      priv->mcast_router_count < IPOIB_MAX_ROUTER;
 
-		if (!router && !ipoib_mcast_sendonly_room(priv)) {
+		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
+		if (mc && !router && !ipoib_mcast_sendonly_room(priv)) {
+			kfree(mc);
 			atomic_long_inc(&priv->counters.tx_mcast_limit);
 			ipoib_warn_rl(priv, "send-only group limit %u: dropped for %pI6\n",
 				      READ_ONCE(ipoib_max_sendonly), mgid);
 			goto drop;
 		}
-		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
 		if (mc) {
 			mc->sendonly = !router;
 			ipoib_mcast_link(priv, mc, false);

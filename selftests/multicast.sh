@@ -93,14 +93,17 @@ B)
 	;;
 esac
 # Send-only groups are bounded (max_sendonly, here 256): A sends one
-# datagram to each of 300 groups it never joins, in order; each group past
-# the bound makes the least recently used one leave: older send-only
-# groups and the first 44 go, the last 256 stay, and nothing is dropped.
-sendonly() {	# sendonly N: N send-only groups in debugfs
-	test "$(grep -c 'send_only: yes' "$mcg")" = "$1"
+# datagram to each of 256 groups it never joins, then, once they are
+# joined, to 44 more: each of those makes the least recently used joined
+# one leave (older send-only groups from before first, then the first of
+# the 256); the last 256 stay, and nothing is dropped.
+sendonly() {	# sendonly N: N send-only groups in debugfs, all joined
+	test "$(grep 'send_only: yes' "$mcg" | grep -c 'complete: yes')" = "$1" &&
+		test "$(grep -c 'send_only: yes' "$mcg")" = "$1"
 }
 # has_group IPV4: its MGID in debugfs (RFC 4391 s4: the group's low 28
-# bits after ff12:401b:ffff::, as %pI6c prints it)
+# bits after ff12:401b:ffff::, as %pI6c prints them; not for groups whose
+# bits 16..27 are all zero)
 has_group() {
 	local a b c d
 	IFS=. read -r a b c d <<<"$1"
@@ -108,27 +111,39 @@ has_group() {
 		$(((a & 15) << 8 | b)) $((c << 8 | d))) " "$mcg"
 }
 lacks_group() { ! has_group "$1"; }
-if [ "$ROLE" = A ]; then
-	limit0=$(stat_of tx_mcast_limit)
-	# send-only groups from before: older, the first to leave
-	s0=$(grep -c 'send_only: yes' "$mcg")
-	echo 256 >/sys/module/ib_ipoib/parameters/max_sendonly
-	python3 - "$ifc" <<'PY'
+# send_to FIRST COUNT: one datagram to each of 239.3.x.y, groups FIRST ..
+send_to() {
+	python3 - "$ifc" "$1" "$2" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, sys.argv[1].encode())
-for i in range(300):
+for i in range(int(sys.argv[2]), int(sys.argv[2]) + int(sys.argv[3])):
     s.sendto(b"x", ("239.3.%d.%d" % (i // 200, i % 200 + 1), 5000))
 PY
-	check "256 send-only groups once the least recently used have left" \
+}
+if [ "$ROLE" = A ]; then
+	param=/sys/module/ib_ipoib/parameters/max_sendonly
+	max0=$(cat $param)
+	limit0=$(stat_of tx_mcast_limit)
+	drop0=$(stat_of tx_dropped)
+	ev0=$(stat_of mcast_sendonly_evicted)
+	# send-only groups from before: older, the first to leave
+	s0=$(grep -c 'send_only: yes' "$mcg")
+	echo 256 >$param
+	send_to 0 256
+	check "256 send-only groups, joined" wait_until $((10 * VM_SLOW)) sendonly 256
+	send_to 256 44
+	check "... and 44 more: 256 once the least recently used have left" \
 		wait_until $((10 * VM_SLOW)) sendonly 256
 	check "... $((s0 + 44)) of them left for newer ones (mcast_sendonly_evicted)" \
-		test "$(stat_of mcast_sendonly_evicted)" = $((s0 + 44))
+		test "$(stat_of mcast_sendonly_evicted)" = $((ev0 + s0 + 44))
 	check "... the first group is gone" lacks_group 239.3.0.1
 	check "... the last stays" has_group 239.3.1.100
-	check "... nothing dropped for the limit (tx_mcast_limit)" \
-		test "$(stat_of tx_mcast_limit)" = "$limit0"
-	echo 4096 >/sys/module/ib_ipoib/parameters/max_sendonly
+	check "... nothing dropped (tx_mcast_limit, tx_dropped)" \
+		test "$(stat_of tx_mcast_limit) $(stat_of tx_dropped)" = "$limit0 $drop0"
+	check_fail "max_sendonly refuses more than 65536" \
+		sh -c "echo 65537 >$param"
+	echo "$max0" >$param
 	check "unicast still flows" ping -c 2 -W 5 10.20.0.2
 fi
 barrier end
