@@ -321,6 +321,7 @@ enum ipoib_mcast_state {
 struct ipoib_mcast {
 	struct list_head list;		/* priv->mcasts */
 	struct hlist_node node;		/* priv->mcast_hash, by MGID */
+	struct list_head so_node;	/* priv->mcast_so_list if sendonly */
 	struct rcu_head rcu;
 	struct ipoib_dev *priv;
 	u8 mgid[IPOIB_GID_LEN];
@@ -538,7 +539,8 @@ struct ipoib_dev {
 	spinlock_t mcast_lock;		/* mcasts list changes, join results */
 	struct list_head mcasts;
 	DECLARE_HASHTABLE(mcast_hash, IPOIB_MCAST_HASH_BITS);
-	unsigned int mcast_sendonly;	/* send-only groups (mcast_lock) */
+	struct list_head mcast_so_list;	/* send-only groups, oldest first */
+	unsigned int mcast_sendonly;	/* ... how many (mcast_lock) */
 	unsigned int mcast_evicted;	/* ... of them evicted, still here */
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;

@@ -53,9 +53,21 @@ module_param_named(max_nonsrq_conn_qp, ipoib_max_nonsrq_conn_qp, uint, 0444);
 MODULE_PARM_DESC(max_nonsrq_conn_qp, "Connected mode without a shared receive queue: at most this many connections, each with recv_queue_size buffers of 64 KiB (default 128, at most 4096; 0: no connected mode there)");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
+/* Above the limit: the limit, said (a refusal would fail the module load) */
 static int ipoib_max_sendonly_set(const char *val, const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 0, IPOIB_MAX_SENDONLY_LIMIT);
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n > IPOIB_MAX_SENDONLY_LIMIT) {
+		pr_warn("ib_ipoib: max_sendonly %u lowered to %u\n", n,
+			IPOIB_MAX_SENDONLY_LIMIT);
+		n = IPOIB_MAX_SENDONLY_LIMIT;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
+	return 0;
 }
 
 static const struct kernel_param_ops ipoib_max_sendonly_ops = {
@@ -65,6 +77,7 @@ static const struct kernel_param_ops ipoib_max_sendonly_ops = {
 
 module_param_cb(max_sendonly, &ipoib_max_sendonly_ops, &ipoib_max_sendonly,
 		0644);
+__MODULE_PARM_TYPE(max_sendonly, "uint");
 MODULE_PARM_DESC(max_sendonly, "Send-only multicast groups per interface: at this many, the least recently used one is left for a new one (default 4096, at most 65536; 0: none, sends to groups not joined are dropped)");
 module_param_named(sendonly_nonmember, ipoib_sendonly_nonmember, bool, 0444);
 MODULE_PARM_DESC(sendonly_nonmember, "InfiniBand: send to a group only once a listener created it, joining as SendOnlyNonMember and following the SA's group reports (RFC 4391 s10); default off: SendOnlyFullMember, which creates the group");

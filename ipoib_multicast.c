@@ -52,7 +52,24 @@ static void ipoib_mcast_link(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	else
 		list_add_tail_rcu(&mc->list, &priv->mcasts);
 	hash_add_rcu(priv->mcast_hash, &mc->node, ipoib_mgid_hash(mc->mgid));
-	priv->mcast_sendonly += mc->sendonly;
+	if (mc->sendonly) {
+		list_add_tail(&mc->so_node, &priv->mcast_so_list);
+		priv->mcast_sendonly++;
+	}
+}
+
+/* Under mcast_lock: no longer a send-only group (left or rekinded) */
+static void ipoib_mcast_sendonly_end(struct ipoib_dev *priv,
+				     struct ipoib_mcast *mc)
+{
+	lockdep_assert_held(&priv->mcast_lock);
+	if (!mc->sendonly)
+		return;
+	list_del(&mc->so_node);
+	priv->mcast_sendonly--;
+	priv->mcast_evicted -= mc->evicted;
+	mc->sendonly = false;
+	WRITE_ONCE(mc->evicted, false);
 }
 
 static void ipoib_mcast_unlink(struct ipoib_dev *priv, struct ipoib_mcast *mc)
@@ -60,8 +77,7 @@ static void ipoib_mcast_unlink(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 	lockdep_assert_held(&priv->mcast_lock);
 	list_del_rcu(&mc->list);
 	hash_del_rcu(&mc->node);
-	priv->mcast_sendonly -= mc->sendonly;
-	priv->mcast_evicted -= mc->evicted;
+	ipoib_mcast_sendonly_end(priv, mc);
 }
 
 static const char *ipoib_mcast_kind(const struct ipoib_mcast *mc)
@@ -309,10 +325,7 @@ static void ipoib_mcast_rekind(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	if (mc->state != IPOIB_MCAST_IDLE && mc->state != IPOIB_MCAST_FAILED)
 		ipoib_mcast_drop_membership(priv, mc);
 	spin_lock_bh(&priv->mcast_lock);
-	priv->mcast_sendonly -= mc->sendonly;
-	priv->mcast_evicted -= mc->evicted;
-	mc->sendonly = false;
-	mc->evicted = false;
+	ipoib_mcast_sendonly_end(priv, mc);
 	mc->nonmember = nonmember;
 	spin_unlock_bh(&priv->mcast_lock);
 	WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
@@ -607,7 +620,7 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 	list_for_each_entry_rcu(mc, &priv->mcasts, list,
 				lockdep_is_held(&priv->mcast_mutex))
 		if (mc != priv->broadcast)
-			mc->wanted = false;
+			WRITE_ONCE(mc->wanted, false);
 
 	netif_addr_lock_bh(dev);
 	netdev_for_each_mc_addr(ha, dev) {
@@ -637,7 +650,7 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 			list_add_tail(&mc->list, &fresh);
 		}
 		/* a send-only group becomes a full one in its step */
-		mc->wanted = true;
+		WRITE_ONCE(mc->wanted, true);
 	}
 	netif_addr_unlock_bh(dev);
 
@@ -648,7 +661,7 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 		list_del(&mc->list);
 		/* transmit made it a send-only group meanwhile */
 		if (old) {
-			old->wanted = true;
+			WRITE_ONCE(old->wanted, true);
 			kfree(mc);
 			continue;
 		}
@@ -887,10 +900,11 @@ void ipoib_fs_show_mcg(struct ipoib_dev *priv, struct seq_file *m)
 /*
  * Under mcast_lock, before a new send-only group: room for it. At
  * max_sendonly groups not yet evicted, an old one is evicted, and the next
- * pass leaves it: a joined one with nothing queued, the least recently
- * used of the first IPOIB_SENDONLY_SCAN on the list (the oldest created;
- * the scan is bounded: it runs in transmit). No room (false) while
- * IPOIB_SENDONLY_SLACK leaves are pending or no group qualifies.
+ * pass leaves it: among the IPOIB_SENDONLY_SCAN oldest send-only groups
+ * (the scan runs in transmit: bounded), one not being joined and with
+ * nothing queued, the first without a membership (failed), else the least
+ * recently used. No room (false) while IPOIB_SENDONLY_SLACK leaves are
+ * pending or no group qualifies.
  */
 #define IPOIB_SENDONLY_SLACK	64
 #define IPOIB_SENDONLY_SCAN	256
@@ -900,13 +914,22 @@ static bool ipoib_mcast_evict_one(struct ipoib_dev *priv, unsigned int max)
 	struct ipoib_mcast *mc, *lru = NULL;
 	unsigned int scanned = 0;
 
-	list_for_each_entry(mc, &priv->mcasts, list) {
+	list_for_each_entry(mc, &priv->mcast_so_list, so_node) {
+		enum ipoib_mcast_state state = READ_ONCE(mc->state);
+
 		if (++scanned > IPOIB_SENDONLY_SCAN)
 			break;
-		if (!mc->sendonly || mc->evicted || mc->wanted || mc->router ||
-		    READ_ONCE(mc->state) != IPOIB_MCAST_JOINED ||
+		/* not one being joined or with packets waiting for it */
+		if (mc->evicted || READ_ONCE(mc->wanted) || mc->router ||
+		    state == IPOIB_MCAST_JOINING ||
+		    state == IPOIB_MCAST_REJOINING ||
 		    !skb_queue_empty(&mc->queue))
 			continue;
+		/* one with no membership costs nothing to leave */
+		if (state != IPOIB_MCAST_JOINED) {
+			lru = mc;
+			break;
+		}
 		if (!lru || time_before(READ_ONCE(mc->last_used),
 					READ_ONCE(lru->last_used)))
 			lru = mc;
@@ -921,6 +944,15 @@ static bool ipoib_mcast_evict_one(struct ipoib_dev *priv, unsigned int max)
 	return true;
 }
 
+/* Cheap, before allocating: may a new send-only group get room? */
+static bool ipoib_mcast_sendonly_may(struct ipoib_dev *priv)
+{
+	unsigned int max = READ_ONCE(ipoib_max_sendonly);
+
+	return priv->mcast_sendonly - priv->mcast_evicted < max ||
+	       (max && priv->mcast_evicted < IPOIB_SENDONLY_SLACK);
+}
+
 static bool ipoib_mcast_sendonly_room(struct ipoib_dev *priv)
 {
 	unsigned int max = READ_ONCE(ipoib_max_sendonly);
@@ -931,8 +963,9 @@ static bool ipoib_mcast_sendonly_room(struct ipoib_dev *priv)
 	if (!max || priv->mcast_evicted >= IPOIB_SENDONLY_SLACK ||
 	    !ipoib_mcast_evict_one(priv, max))
 		return false;
-	/* above the bound (lowered at run time): one more, to come down */
-	if (priv->mcast_sendonly - priv->mcast_evicted > max)
+	/* still at the bound (lowered at run time): one more, to come down */
+	if (priv->mcast_sendonly - priv->mcast_evicted >= max &&
+	    priv->mcast_evicted < IPOIB_SENDONLY_SLACK)
 		ipoib_mcast_evict_one(priv, max);
 	return true;
 }
@@ -977,9 +1010,15 @@ netdev_tx_t ipoib_mcast_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 			      ipoib_mcast_ours(priv, mgid) &&
 			      priv->mcast_router_count < IPOIB_MAX_ROUTER;
 
-		mc = ipoib_mcast_new(priv, mgid, GFP_ATOMIC);
+		bool room = router || ipoib_mcast_sendonly_may(priv);
+
+		mc = room ? ipoib_mcast_new(priv, mgid, GFP_ATOMIC) : NULL;
 		if (mc && !router && !ipoib_mcast_sendonly_room(priv)) {
 			kfree(mc);
+			mc = NULL;
+			room = false;
+		}
+		if (!room) {
 			atomic_long_inc(&priv->counters.tx_mcast_limit);
 			ipoib_warn_rl(priv, "send-only group limit %u: dropped for %pI6\n",
 				      READ_ONCE(ipoib_max_sendonly), mgid);
@@ -1014,6 +1053,7 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 	spin_lock_init(&priv->mcast_lock);
 	spin_lock_init(&priv->mcast_sched_lock);
 	INIT_LIST_HEAD(&priv->mcasts);
+	INIT_LIST_HEAD(&priv->mcast_so_list);
 	hash_init(priv->mcast_hash);
 	INIT_DELAYED_WORK(&priv->mcast_work, ipoib_mcast_work);
 	priv->mcast_mtu = IPOIB_DEFAULT_IB_MTU;

@@ -135,14 +135,16 @@ if [ "$ROLE" = A ]; then
 	send_to 256 44
 	check "... and 44 more: 256 once the least recently used have left" \
 		wait_until $((10 * VM_SLOW)) sendonly 256
-	check "... $((s0 + 44)) of them left for newer ones (mcast_sendonly_evicted)" \
-		test "$(stat_of mcast_sendonly_evicted)" = $((ev0 + s0 + 44))
+	# (an older one may leave as idle, after 60 s unused, not evicted)
+	ev=$(($(stat_of mcast_sendonly_evicted) - ev0))
+	check "... $ev, 44 to $((s0 + 44)), left for newer ones (mcast_sendonly_evicted)" \
+		test "$ev" -ge 44 -a "$ev" -le $((s0 + 44))
 	check "... the first group is gone" lacks_group 239.3.0.1
 	check "... the last stays" has_group 239.3.1.100
 	check "... nothing dropped (tx_mcast_limit, tx_dropped)" \
 		test "$(stat_of tx_mcast_limit) $(stat_of tx_dropped)" = "$limit0 $drop0"
-	check_fail "max_sendonly refuses more than 65536" \
-		sh -c "echo 65537 >$param"
+	echo 65537 >$param
+	check "max_sendonly is at most 65536" test "$(cat $param)" = 65536
 	echo "$max0" >$param
 	check "unicast still flows" ping -c 2 -W 5 10.20.0.2
 fi
