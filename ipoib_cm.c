@@ -853,18 +853,32 @@ static void ipoib_cm_show_one(struct seq_file *m, struct ipoib_cm_chan *chan)
 }
 
 /*
- * The carrier came back (under RTNL): channels that failed while the link
- * was down said nothing about their peers. Their backoff ends: the next
- * packet too big for UD connects at once.
+ * The carrier came back (under RTNL). Channels that failed while the link
+ * was down said nothing about their peers: their backoff ends, and the
+ * next packet too big for UD connects at once. Live ones may have lost
+ * what they sent meanwhile without their QP noticing (rxe has left such
+ * an RC QP silent for a minute): they close, and new ones are made on
+ * demand. Their DREQ goes now, not from the release after the drain (up
+ * to IPOIB_CM_LAST_WQE_WAIT later), so that the peer stops sending on its
+ * end at once; only now, with the port active: a MAD sent while it is
+ * down has taken rxe's QP1 to the error state for good.
  */
 void ipoib_cm_link_up(struct ipoib_dev *priv)
 {
+	struct ipoib_cm_chan *chan, *tmp;
 	struct ipoib_cm_peer *peer;
 	unsigned int bkt;
 
 	if (!priv->cm.wq)
 		return;
 	mutex_lock(&priv->cm.mutex);
+	list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
+		if (chan->state != IPOIB_CM_LIVE)
+			continue;
+		if (chan->cm_id)
+			ib_send_cm_dreq(chan->cm_id, NULL, 0);
+		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
+	}
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each(priv->cm.peers, bkt, peer, node) {
 		peer->backoff = 0;

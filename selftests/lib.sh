@@ -89,17 +89,18 @@ flap_ms() {
 		printf "%.0f\n", ($2 - t) * 1000; exit }' /tmp/flap.ping
 }
 
-# flap_check IFC IP: the underlay flapped under a ping to IP (flap_ms):
-# a reply within 1 s of the port's ACTIVE (state dumped if not), and the
-# carrier of IFC off and on once (no datapath restart once the port is
-# back, which a late one would show within 2 s)
+# flap_check IFC IP [S]: the underlay flapped under a ping to IP
+# (flap_ms): a reply within S (default 1) seconds of the port's ACTIVE
+# (state dumped if not), and the carrier of IFC off and on once (no
+# datapath restart once the port is back, which a late one would show
+# within 2 s)
 flap_check() {
-	local flaps t dbg=/sys/kernel/debug/ipoib
+	local flaps t s=${3:-1} dbg=/sys/kernel/debug/ipoib
 	flaps=$(cat "/sys/class/net/$1/carrier_changes")
 	t=$(flap_ms "$2")
 	log "underlay flap: first reply ${t:-none} ms after eth0 up"
-	check "underlay flap: a reply within 1 s of the port's ACTIVE" \
-		below "$t" $((1000 * VM_SLOW))
+	check "underlay flap: a reply within $s s of the port's ACTIVE" \
+		below "$t" $((1000 * s * VM_SLOW))
 	if [ "$CHECK_RC" != 0 ]; then
 		ip neigh show dev "$1" | sed 's/^/#   /'
 		sed 's/^/#   /' "$dbg/${1}_path" "$dbg/${1}_cm" 2>/dev/null
