@@ -366,10 +366,9 @@ struct ipoib_mcast {
  * in a small skb head, the packet in a page of its own, so a 4 KiB
  * datagram costs one order-0 page, not an 8 KiB head.
  */
+/* a posted UD receive: its GRH and header go to rx_heads, the rest here */
 struct ipoib_rx_buf {
-	struct sk_buff *skb;
-	struct page *page;
-	u64 head_mapping;
+	struct page *page;	/* from rx_pool; NULL while not posted */
 	u64 page_mapping;
 };
 
@@ -516,6 +515,9 @@ struct ipoib_dev {
 	u16 rx_coal_frames;
 	struct napi_struct napi;
 	struct ipoib_rx_buf *rx_ring;
+	struct page_pool *rx_pool;	/* the UD ring's pages, recycled */
+	struct page **rx_heads;		/* IPOIB_RX_HEADS_PER_PAGE slots each */
+	u64 *rx_heads_mapping;
 	struct ipoib_tx_buf *tx_ring;
 	unsigned int tx_head;		/* next slot to post */
 	unsigned int tx_tail;		/* next slot to complete */

@@ -34,4 +34,11 @@
 #define IPOIB_CREATE_CQ_LAST_ARG struct ib_udata *udata
 #endif
 
+/* page_pool's header was split after 6.1 */
+#if __has_include(<net/page_pool/helpers.h>)
+#include <net/page_pool/helpers.h>
+#else
+#include <net/page_pool.h>
+#endif
+
 #endif /* IPOIB_COMPAT_H */

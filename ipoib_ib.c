@@ -13,17 +13,22 @@
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
+#include "ipoib_compat.h"
 
 #define IPOIB_POLL_BATCH	16
 /* an HCA that has not flushed a QP in error by then never will */
 #define IPOIB_DRAIN_LIMIT	(30 * HZ)
-/* keeps the IP header 16-byte aligned behind GRH + encapsulation header */
-#define IPOIB_RX_ALIGN		4
-/* what the HCA writes into the skb head; the packet goes to the page */
+/*
+ * What the HCA writes into a receive's head slot (mapped once, with the
+ * ring); the packet itself goes to a page of the ring's page pool.
+ */
 #define IPOIB_RX_HEAD_LEN	(IPOIB_GRH_LEN + IPOIB_ENCAP_LEN)
+#define IPOIB_RX_HEAD_SLOT	64
+#define IPOIB_RX_HEADS_PER_PAGE	(PAGE_SIZE / IPOIB_RX_HEAD_SLOT)
+/* keeps a copied IP header 16-byte aligned behind GRH + encapsulation */
+#define IPOIB_RX_ALIGN		4
 /* smaller packets (ACKs, ARP) are copied and the page stays in the ring */
 #define IPOIB_RX_COPYBREAK	256
-#define IPOIB_RX_HEAD_SIZE	(IPOIB_RX_HEAD_LEN + IPOIB_RX_COPYBREAK)
 
 static int ipoib_poll(struct napi_struct *napi, int budget);
 
@@ -246,12 +251,24 @@ int ipoib_ib_set_qkey(struct ipoib_dev *priv, u32 qkey)
 	return 0;
 }
 
+static void *ipoib_rx_head(struct ipoib_dev *priv, unsigned int id)
+{
+	return page_address(priv->rx_heads[id / IPOIB_RX_HEADS_PER_PAGE]) +
+	       id % IPOIB_RX_HEADS_PER_PAGE * IPOIB_RX_HEAD_SLOT;
+}
+
+static u64 ipoib_rx_head_mapping(struct ipoib_dev *priv, unsigned int id)
+{
+	return priv->rx_heads_mapping[id / IPOIB_RX_HEADS_PER_PAGE] +
+	       id % IPOIB_RX_HEADS_PER_PAGE * IPOIB_RX_HEAD_SLOT;
+}
+
 static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
 {
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
 	struct ib_sge sge[2] = {
 		{
-			.addr = rx->head_mapping,
+			.addr = ipoib_rx_head_mapping(priv, id),
 			.length = IPOIB_RX_HEAD_LEN,
 			.lkey = priv->pd->local_dma_lkey,
 		}, {
@@ -269,79 +286,46 @@ static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
 	return ib_post_recv(priv->qp, &wr, NULL);
 }
 
-static struct sk_buff *ipoib_alloc_rx_head(struct ipoib_dev *priv,
-					   u64 *mapping)
+/*
+ * The pool maps its pages once, for their life in it, on an HCA that does
+ * DMA; a software one (rxe, softib) takes kernel addresses.
+ */
+static bool ipoib_rx_pool_maps(struct ipoib_dev *priv)
 {
-	struct sk_buff *skb;
-
-	skb = netdev_alloc_skb(priv->dev, IPOIB_RX_HEAD_SIZE + IPOIB_RX_ALIGN);
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, IPOIB_RX_ALIGN);
-	*mapping = ib_dma_map_single(priv->ca, skb->data, IPOIB_RX_HEAD_LEN,
-				     DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(priv->ca, *mapping)) {
-		dev_kfree_skb_any(skb);
-		return NULL;
-	}
-	return skb;
+	return !ib_uses_virt_dma(priv->ca);
 }
 
-static struct page *ipoib_alloc_rx_page(struct ipoib_dev *priv, u64 *mapping)
+static u64 ipoib_rx_page_mapping(struct ipoib_dev *priv, struct page *page)
 {
-	struct page *page = dev_alloc_page();
+	if (!ipoib_rx_pool_maps(priv))
+		return (uintptr_t)page_address(page);
+	return page_pool_get_dma_addr(page);
+}
+
+/* A page for slot @id: @gfp is GFP_KERNEL when filling, else atomic. */
+static int ipoib_rx_page_fill(struct ipoib_dev *priv, unsigned int id,
+			      gfp_t gfp)
+{
+	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
+	struct page *page = page_pool_alloc_pages(priv->rx_pool,
+						  gfp | __GFP_NOWARN);
 
 	if (!page)
-		return NULL;
-	*mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
-				   DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(priv->ca, *mapping)) {
-		put_page(page);
-		return NULL;
-	}
-	return page;
+		return -ENOMEM;
+	rx->page = page;
+	rx->page_mapping = ipoib_rx_page_mapping(priv, page);
+	return 0;
 }
 
-static void ipoib_unmap_rx_head(struct ipoib_dev *priv, u64 mapping)
-{
-	ib_dma_unmap_single(priv->ca, mapping, IPOIB_RX_HEAD_LEN,
-			    DMA_FROM_DEVICE);
-}
-
-static void ipoib_unmap_rx_page(struct ipoib_dev *priv, u64 mapping)
-{
-	ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE, DMA_FROM_DEVICE);
-}
-
-/* Give back both pieces of rx_ring[id] (ring teardown, flushed receives). */
+/* Give back the page of rx_ring[id] (ring teardown, flushed receives). */
 static void ipoib_free_rx_buf(struct ipoib_dev *priv, unsigned int id)
 {
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
 
-	if (rx->skb) {
-		ipoib_unmap_rx_head(priv, rx->head_mapping);
-		dev_kfree_skb_any(rx->skb);
-		rx->skb = NULL;
-	}
 	if (rx->page) {
-		ipoib_unmap_rx_page(priv, rx->page_mapping);
-		put_page(rx->page);
+		page_pool_put_full_page(priv->rx_pool, rx->page, false);
 		rx->page = NULL;
 	}
-}
-
-static int ipoib_alloc_rx_buf(struct ipoib_dev *priv, unsigned int id)
-{
-	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
-
-	rx->skb = ipoib_alloc_rx_head(priv, &rx->head_mapping);
-	if (rx->skb)
-		rx->page = ipoib_alloc_rx_page(priv, &rx->page_mapping);
-	if (!rx->skb || !rx->page) {
-		ipoib_free_rx_buf(priv, id);
-		return -ENOMEM;
-	}
-	return 0;
 }
 
 static bool ipoib_gid_is_mcast(const union ib_gid *gid)
@@ -391,33 +375,39 @@ static void ipoib_rx_drop(struct ipoib_dev *priv, struct sk_buff *skb,
 }
 
 /*
- * Move the received packet from the page into @skb: copied if small (the
- * page is then reused, and its slot needs no new one), else the page
- * itself becomes the skb's fragment. Returns false if no page could be
- * had for the slot: the packet is dropped and the slot posted again.
+ * Copy @len octets from the CPU's side of a mapping owned by the HCA,
+ * then give it back to the HCA.
+ */
+static void ipoib_rx_copy(struct ipoib_dev *priv, struct sk_buff *skb,
+			  const void *from, u64 mapping, unsigned int len)
+{
+	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
+	skb_put_data(skb, from, len);
+	ib_dma_sync_single_for_device(priv->ca, mapping, len, DMA_FROM_DEVICE);
+}
+
+/*
+ * The received packet into @skb: copied if small (the page stays with
+ * its slot), else the page becomes the skb's fragment, going back to the
+ * pool when the skb is freed. Returns false if the pool had no page for
+ * the slot: the packet is dropped and the slot posted again.
  */
 static bool ipoib_rx_take_page(struct ipoib_dev *priv, unsigned int id,
 			       struct sk_buff *skb, unsigned int len)
 {
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
-	struct page *page;
-	u64 mapping;
+	struct page *page = rx->page;
+	u64 mapping = rx->page_mapping;
 
 	if (len <= IPOIB_RX_COPYBREAK) {
-		ib_dma_sync_single_for_cpu(priv->ca, rx->page_mapping, len,
-					   DMA_FROM_DEVICE);
-		skb_put_data(skb, page_address(rx->page), len);
-		ib_dma_sync_single_for_device(priv->ca, rx->page_mapping, len,
-					      DMA_FROM_DEVICE);
+		ipoib_rx_copy(priv, skb, page_address(page), mapping, len);
 		return true;
 	}
-	page = ipoib_alloc_rx_page(priv, &mapping);
-	if (!page)
+	if (ipoib_rx_page_fill(priv, id, GFP_ATOMIC))
 		return false;
-	ipoib_unmap_rx_page(priv, rx->page_mapping);
-	skb_add_rx_frag(skb, 0, rx->page, 0, len, PAGE_SIZE);
-	rx->page = page;
-	rx->page_mapping = mapping;
+	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
+	skb_add_rx_frag(skb, 0, page, 0, len, PAGE_SIZE);
+	skb_mark_for_recycle(skb);
 	return true;
 }
 
@@ -487,16 +477,13 @@ static void ipoib_rx_failed(struct ipoib_dev *priv, const struct ib_wc *wc,
 static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
 	unsigned int id = wc->wr_id & ~IPOIB_OP_RECV;
-	struct ipoib_rx_buf *rx;
 	struct sk_buff *skb;
 	unsigned int len;
-	u64 mapping;
 
 	if (unlikely(id >= priv->recvq_size)) {
 		ipoib_warn_rl(priv, "receive completion for bad id %u\n", id);
 		return;
 	}
-	rx = &priv->rx_ring[id];
 	if (unlikely(wc->status != IB_WC_SUCCESS ||
 		     !test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
 		ipoib_rx_failed(priv, wc, id);
@@ -513,14 +500,14 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	}
 	len = min_t(unsigned int, wc->byte_len - IPOIB_RX_HEAD_LEN, PAGE_SIZE);
 
-	/* No fresh head (or page): drop this packet, post its buffers again. */
-	skb = ipoib_alloc_rx_head(priv, &mapping);
+	/* No skb (or page): drop this packet, post its buffers again. */
+	skb = napi_alloc_skb(&priv->napi, IPOIB_RX_ALIGN + IPOIB_RX_HEAD_LEN +
+			     min_t(unsigned int, len, IPOIB_RX_COPYBREAK));
 	if (unlikely(!skb))
 		goto no_buf;
-	swap(skb, rx->skb);
-	swap(mapping, rx->head_mapping);
-	ipoib_unmap_rx_head(priv, mapping);
-	skb_put(skb, IPOIB_RX_HEAD_LEN);
+	skb_reserve(skb, IPOIB_RX_ALIGN);
+	ipoib_rx_copy(priv, skb, ipoib_rx_head(priv, id),
+		      ipoib_rx_head_mapping(priv, id), IPOIB_RX_HEAD_LEN);
 	if (unlikely(!ipoib_rx_take_page(priv, id, skb, len))) {
 		dev_kfree_skb_any(skb);
 		goto no_buf;
@@ -888,14 +875,95 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	return NETDEV_TX_OK;
 }
 
+static unsigned int ipoib_rx_head_pages(struct ipoib_dev *priv)
+{
+	return DIV_ROUND_UP(priv->recvq_size, IPOIB_RX_HEADS_PER_PAGE);
+}
+
+/* The head slots: a few pages, each mapped once for the ring's life. */
+static void ipoib_free_rx_heads(struct ipoib_dev *priv)
+{
+	unsigned int i;
+
+	for (i = 0; priv->rx_heads && i < ipoib_rx_head_pages(priv); i++) {
+		if (!priv->rx_heads[i])
+			continue;
+		ib_dma_unmap_page(priv->ca, priv->rx_heads_mapping[i],
+				  PAGE_SIZE, DMA_FROM_DEVICE);
+		__free_page(priv->rx_heads[i]);
+	}
+	kfree(priv->rx_heads);
+	kfree(priv->rx_heads_mapping);
+	priv->rx_heads = NULL;
+	priv->rx_heads_mapping = NULL;
+}
+
+static int ipoib_alloc_rx_heads(struct ipoib_dev *priv)
+{
+	unsigned int i, n = ipoib_rx_head_pages(priv);
+
+	priv->rx_heads = kcalloc(n, sizeof(*priv->rx_heads), GFP_KERNEL);
+	priv->rx_heads_mapping = kcalloc(n, sizeof(*priv->rx_heads_mapping),
+					 GFP_KERNEL);
+	if (!priv->rx_heads || !priv->rx_heads_mapping)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct page *page = alloc_page(GFP_KERNEL);
+		u64 mapping;
+
+		if (!page)
+			return -ENOMEM;
+		mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
+					  DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(priv->ca, mapping)) {
+			__free_page(page);
+			return -ENOMEM;
+		}
+		priv->rx_heads[i] = page;
+		priv->rx_heads_mapping[i] = mapping;
+	}
+	return 0;
+}
+
+/*
+ * One pool per UD ring, used from its NAPI context (and from process
+ * context only while NAPI is off: filling, draining). Its pages come back
+ * from the stack when the skbs that took them are freed.
+ */
+static int ipoib_create_rx_pool(struct ipoib_dev *priv)
+{
+	struct page_pool_params pp = {
+		.order = 0,
+		.pool_size = priv->recvq_size,
+		.nid = NUMA_NO_NODE,
+		.dma_dir = DMA_FROM_DEVICE,
+	};
+	struct page_pool *pool;
+
+	if (ipoib_rx_pool_maps(priv)) {
+		pp.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV;
+		pp.dev = priv->ca->dma_device;
+		pp.max_len = PAGE_SIZE;
+	}
+	pool = page_pool_create(&pp);
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	priv->rx_pool = pool;
+	return 0;
+}
+
 static void ipoib_free_rings(struct ipoib_dev *priv)
 {
 	unsigned int i;
 
 	for (i = 0; priv->rx_ring && i < priv->recvq_size; i++)
 		ipoib_free_rx_buf(priv, i);
+	ipoib_free_rx_heads(priv);
+	if (priv->rx_pool)
+		page_pool_destroy(priv->rx_pool);
 	kvfree(priv->rx_ring);
 	kvfree(priv->tx_ring);
+	priv->rx_pool = NULL;
 	priv->rx_ring = NULL;
 	priv->tx_ring = NULL;
 }
@@ -908,12 +976,13 @@ static int ipoib_alloc_rings(struct ipoib_dev *priv)
 				 GFP_KERNEL);
 	priv->tx_ring = kvcalloc(priv->sendq_size, sizeof(*priv->tx_ring),
 				 GFP_KERNEL);
-	if (!priv->rx_ring || !priv->tx_ring)
+	if (!priv->rx_ring || !priv->tx_ring || ipoib_create_rx_pool(priv) ||
+	    ipoib_alloc_rx_heads(priv))
 		goto fail;
 	priv->tx_head = 0;
 	priv->tx_tail = 0;
 	for (i = 0; i < priv->recvq_size; i++)
-		if (ipoib_alloc_rx_buf(priv, i))
+		if (ipoib_rx_page_fill(priv, i, GFP_KERNEL))
 			goto fail;
 	return 0;
 fail:
@@ -963,7 +1032,7 @@ static bool ipoib_rx_pending(struct ipoib_dev *priv)
 	unsigned int i;
 
 	for (i = 0; i < priv->recvq_size; i++)
-		if (priv->rx_ring[i].skb || priv->rx_ring[i].page)
+		if (priv->rx_ring[i].page)
 			return true;
 	return false;
 }
@@ -978,11 +1047,14 @@ static void ipoib_leak_unflushed(struct ipoib_dev *priv)
 	unsigned int i, n = 0, sends = ipoib_tx_inflight(priv);
 
 	for (i = 0; i < priv->recvq_size; i++) {
-		struct ipoib_rx_buf *rx = &priv->rx_ring[i];
-
-		n += rx->skb || rx->page;
-		rx->skb = NULL;
-		rx->page = NULL;
+		n += !!priv->rx_ring[i].page;
+		priv->rx_ring[i].page = NULL;
+	}
+	/* the head slots too, and the pool that lent the pages */
+	if (n) {
+		priv->rx_heads = NULL;
+		priv->rx_heads_mapping = NULL;
+		priv->rx_pool = NULL;
 	}
 	for (i = 0; i < sends; i++)
 		memset(&priv->tx_ring[(priv->tx_tail + i) &
