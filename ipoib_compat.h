@@ -34,8 +34,8 @@
 #define IPOIB_CREATE_CQ_LAST_ARG struct ib_udata *udata
 #endif
 
-/* page_pool's header was split after 6.1 */
-#if __has_include(<net/page_pool/helpers.h>)
+/* page_pool's header was split after 6.1 (a Kbuild probe) */
+#ifdef IPOIB_PAGE_POOL_HELPERS
 #include <net/page_pool/helpers.h>
 #else
 #include <net/page_pool.h>
