@@ -269,6 +269,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_GID_CHECK,	/* GID table changed: is ours still GID 0? */
 	IPOIB_FLAG_SM_NEW,	/* new SM or SA: failed joins retry now */
 	IPOIB_FLAG_ADDR_NEW,	/* an address was added: announce it */
+	IPOIB_FLAG_PORT_DOWN,	/* port error: connections are suspect */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -362,11 +363,10 @@ struct ipoib_mcast {
 };
 
 /*
- * A receive is two pieces: the GRH area and the encapsulation header land
- * in a small skb head, the packet in a page of its own, so a 4 KiB
- * datagram costs one order-0 page, not an 8 KiB head.
+ * A posted UD receive is two pieces: the GRH area and the encapsulation
+ * header land in a slot of rx_heads, the packet in a page of its own, so
+ * a 4 KiB datagram costs one order-0 page, not an 8 KiB head.
  */
-/* a posted UD receive: its GRH and header go to rx_heads, the rest here */
 struct ipoib_rx_buf {
 	struct page *page;	/* from rx_pool; NULL while not posted */
 	u64 page_mapping;
@@ -698,7 +698,7 @@ bool ipoib_cm_capable(struct ipoib_dev *priv);
 bool ipoib_cm_available(struct ipoib_dev *priv);
 int ipoib_cm_open(struct ipoib_dev *priv);
 void ipoib_cm_stop(struct ipoib_dev *priv);
-void ipoib_cm_link_up(struct ipoib_dev *priv);
+void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down);
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
 void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);

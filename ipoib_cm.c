@@ -853,32 +853,49 @@ static void ipoib_cm_show_one(struct seq_file *m, struct ipoib_cm_chan *chan)
 }
 
 /*
- * The carrier came back (under RTNL). Channels that failed while the link
- * was down said nothing about their peers: their backoff ends, and the
- * next packet too big for UD connects at once. Live ones may have lost
- * what they sent meanwhile without their QP noticing (rxe has left such
- * an RC QP silent for a minute): they close, and new ones are made on
- * demand. Their DREQ goes now, not from the release after the drain (up
- * to IPOIB_CM_LAST_WQE_WAIT later), so that the peer stops sending on its
- * end at once; only now, with the port active: a MAD sent while it is
- * down has taken rxe's QP1 to the error state for good.
+ * Close the live channels (cm.mutex held), those that carry nothing of
+ * ours first: closing the one that does hands our traffic to another live
+ * one, which must not be one about to close. The DREQ goes now, not from
+ * the release after the drain (up to IPOIB_CM_LAST_WQE_WAIT later), so
+ * that the peer stops sending on its end at once.
  */
-void ipoib_cm_link_up(struct ipoib_dev *priv)
+static void ipoib_cm_close_live(struct ipoib_dev *priv)
 {
 	struct ipoib_cm_chan *chan, *tmp;
+	int carrying;
+
+	for (carrying = 0; carrying < 2; carrying++)
+		list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
+			if (chan->state != IPOIB_CM_LIVE ||
+			    (rcu_access_pointer(chan->peer->tx) == chan) !=
+			    carrying)
+				continue;
+			if (chan->cm_id)
+				ib_send_cm_dreq(chan->cm_id, NULL, 0);
+			ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
+		}
+}
+
+/*
+ * The carrier came back (under RTNL). Channels that failed while the link
+ * was down said nothing about their peers: their backoff ends, and the
+ * next packet too big for UD connects at once. If the port itself went
+ * down (@port_down), live ones may have lost what they sent meanwhile
+ * without their QP noticing (rxe has left such an RC QP silent for a
+ * minute): they close, and new ones are made on demand. Only now, with the
+ * port active: a MAD sent while it is down has taken rxe's QP1 to the
+ * error state for good.
+ */
+void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
+{
 	struct ipoib_cm_peer *peer;
 	unsigned int bkt;
 
 	if (!priv->cm.wq)
 		return;
 	mutex_lock(&priv->cm.mutex);
-	list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
-		if (chan->state != IPOIB_CM_LIVE)
-			continue;
-		if (chan->cm_id)
-			ib_send_cm_dreq(chan->cm_id, NULL, 0);
-		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
-	}
+	if (port_down)
+		ipoib_cm_close_live(priv);
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each(priv->cm.peers, bkt, peer, node) {
 		peer->backoff = 0;

@@ -41,4 +41,15 @@
 #include <net/page_pool.h>
 #endif
 
+/*
+ * Whether page_pool_destroy() unmaps the pages still out in the stack
+ * (6.12's pool tracks them; 6.1's unmaps each when it comes back, maybe
+ * after the device is gone). A Kbuild probe.
+ */
+#ifdef IPOIB_PAGE_POOL_UNMAPS
+#define IPOIB_POOL_MAY_MAP true
+#else
+#define IPOIB_POOL_MAY_MAP false
+#endif
+
 #endif /* IPOIB_COMPAT_H */

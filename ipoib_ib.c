@@ -23,8 +23,6 @@
  * ring); the packet itself goes to a page of the ring's page pool.
  */
 #define IPOIB_RX_HEAD_LEN	(IPOIB_GRH_LEN + IPOIB_ENCAP_LEN)
-#define IPOIB_RX_HEAD_SLOT	64
-#define IPOIB_RX_HEADS_PER_PAGE	(PAGE_SIZE / IPOIB_RX_HEAD_SLOT)
 /* keeps a copied IP header 16-byte aligned behind GRH + encapsulation */
 #define IPOIB_RX_ALIGN		4
 /* smaller packets (ACKs, ARP) are copied and the page stays in the ring */
@@ -251,16 +249,30 @@ int ipoib_ib_set_qkey(struct ipoib_dev *priv, u32 qkey)
 	return 0;
 }
 
+/* a slot per cache line the DMA API may write back, 64 octets at least */
+static unsigned int ipoib_rx_head_slot(void)
+{
+	return max_t(unsigned int, 64, dma_get_cache_alignment());
+}
+
+static unsigned int ipoib_rx_heads_per_page(void)
+{
+	return PAGE_SIZE / ipoib_rx_head_slot();
+}
+
 static void *ipoib_rx_head(struct ipoib_dev *priv, unsigned int id)
 {
-	return page_address(priv->rx_heads[id / IPOIB_RX_HEADS_PER_PAGE]) +
-	       id % IPOIB_RX_HEADS_PER_PAGE * IPOIB_RX_HEAD_SLOT;
+	unsigned int n = ipoib_rx_heads_per_page();
+
+	return page_address(priv->rx_heads[id / n]) +
+	       id % n * ipoib_rx_head_slot();
 }
 
 static u64 ipoib_rx_head_mapping(struct ipoib_dev *priv, unsigned int id)
 {
-	return priv->rx_heads_mapping[id / IPOIB_RX_HEADS_PER_PAGE] +
-	       id % IPOIB_RX_HEADS_PER_PAGE * IPOIB_RX_HEAD_SLOT;
+	unsigned int n = ipoib_rx_heads_per_page();
+
+	return priv->rx_heads_mapping[id / n] + id % n * ipoib_rx_head_slot();
 }
 
 static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
@@ -287,19 +299,14 @@ static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
 }
 
 /*
- * The pool maps its pages once, for their life in it, on an HCA that does
- * DMA; a software one (rxe, softib) takes kernel addresses.
+ * On an HCA that does DMA, the pool maps its pages once, for their life in
+ * it, where it unmaps those still out in the stack when it is destroyed;
+ * elsewhere a page is mapped while it is in the ring (for a software HCA,
+ * rxe or softib, that costs nothing: it takes kernel addresses).
  */
 static bool ipoib_rx_pool_maps(struct ipoib_dev *priv)
 {
-	return !ib_uses_virt_dma(priv->ca);
-}
-
-static u64 ipoib_rx_page_mapping(struct ipoib_dev *priv, struct page *page)
-{
-	if (!ipoib_rx_pool_maps(priv))
-		return (uintptr_t)page_address(page);
-	return page_pool_get_dma_addr(page);
+	return IPOIB_POOL_MAY_MAP && !ib_uses_virt_dma(priv->ca);
 }
 
 /* A page for slot @id: @gfp is GFP_KERNEL when filling, else atomic. */
@@ -309,12 +316,31 @@ static int ipoib_rx_page_fill(struct ipoib_dev *priv, unsigned int id,
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
 	struct page *page = page_pool_alloc_pages(priv->rx_pool,
 						  gfp | __GFP_NOWARN);
+	u64 mapping;
 
 	if (!page)
 		return -ENOMEM;
+	if (ipoib_rx_pool_maps(priv)) {
+		mapping = page_pool_get_dma_addr(page);
+	} else {
+		mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
+					  DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(priv->ca, mapping)) {
+			page_pool_put_full_page(priv->rx_pool, page, false);
+			return -ENOMEM;
+		}
+	}
 	rx->page = page;
-	rx->page_mapping = ipoib_rx_page_mapping(priv, page);
+	rx->page_mapping = mapping;
 	return 0;
+}
+
+/* The page at @mapping leaves the ring: to the stack or back to the pool. */
+static void ipoib_rx_page_unmap(struct ipoib_dev *priv, u64 mapping)
+{
+	if (!ipoib_rx_pool_maps(priv))
+		ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
 }
 
 /* Give back the page of rx_ring[id] (ring teardown, flushed receives). */
@@ -323,6 +349,7 @@ static void ipoib_free_rx_buf(struct ipoib_dev *priv, unsigned int id)
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
 
 	if (rx->page) {
+		ipoib_rx_page_unmap(priv, rx->page_mapping);
 		page_pool_put_full_page(priv->rx_pool, rx->page, false);
 		rx->page = NULL;
 	}
@@ -406,6 +433,7 @@ static bool ipoib_rx_take_page(struct ipoib_dev *priv, unsigned int id,
 	if (ipoib_rx_page_fill(priv, id, GFP_ATOMIC))
 		return false;
 	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
+	ipoib_rx_page_unmap(priv, mapping);
 	skb_add_rx_frag(skb, 0, page, 0, len, PAGE_SIZE);
 	skb_mark_for_recycle(skb);
 	return true;
@@ -505,7 +533,7 @@ static void ipoib_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 			     min_t(unsigned int, len, IPOIB_RX_COPYBREAK));
 	if (unlikely(!skb))
 		goto no_buf;
-	skb_reserve(skb, IPOIB_RX_ALIGN);
+	skb_reserve(skb, (IPOIB_RX_ALIGN - NET_IP_ALIGN) & 15);
 	ipoib_rx_copy(priv, skb, ipoib_rx_head(priv, id),
 		      ipoib_rx_head_mapping(priv, id), IPOIB_RX_HEAD_LEN);
 	if (unlikely(!ipoib_rx_take_page(priv, id, skb, len))) {
@@ -877,7 +905,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 
 static unsigned int ipoib_rx_head_pages(struct ipoib_dev *priv)
 {
-	return DIV_ROUND_UP(priv->recvq_size, IPOIB_RX_HEADS_PER_PAGE);
+	return DIV_ROUND_UP(priv->recvq_size, ipoib_rx_heads_per_page());
 }
 
 /* The head slots: a few pages, each mapped once for the ring's life. */

@@ -598,7 +598,9 @@ static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 		if (netif_carrier_ok(dev) &&
 		    test_and_clear_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags)) {
 			ipoib_neigh_carrier_on(dev);
-			ipoib_cm_link_up(priv);
+			ipoib_cm_link_up(priv,
+					 test_and_clear_bit(IPOIB_FLAG_PORT_DOWN,
+							    &priv->flags));
 			ipoib_announce(priv);
 		}
 		break;
@@ -802,6 +804,8 @@ static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
 {
 	switch (ev) {
 	case IB_EVENT_PORT_ERR:
+		set_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
+		fallthrough;
 	case IB_EVENT_PORT_ACTIVE:
 		/* the link went or came: carrier, memberships and paths */
 		ipoib_mcast_port_event(priv);

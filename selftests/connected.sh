@@ -113,11 +113,12 @@ check "connections were made" \
 # A's underlay goes down and up, twice: A's connection to B and B's to A
 # are both broken or stale; traffic is back within two seconds of the
 # port's ACTIVE, without a datapath restart. (Within one in datagram mode:
-# here B may first send on its end of a connection that died with A's
-# link, until its RC retries give up; over 6.1's rxe that took up to
-# 1.2 s.)
+# here B may first send on its end of a connection that failed while A's
+# link was down, until its RC retries give up; over 6.1's rxe that took
+# up to 1.2 s.)
 if [ "$ROLE" = A ]; then
 	for flap in 1 2; do
+		conns=$(stat_of cm_connections)
 		flap_check "$ifc" 10.20.0.2 2
 		# a failure while the link was down sets no backoff, and a
 		# connection that was live then is made anew: a packet too
@@ -126,6 +127,8 @@ if [ "$ROLE" = A ]; then
 		check "underlay flap $flap: 30000-octet pings with DF go over a connection within 5 s" \
 			wait_until $((5 * VM_SLOW)) \
 			ping -c 1 -W 1 -M do -s 30000 10.20.0.2
+		check "underlay flap $flap: ... over a connection made after the flap" \
+			test "$(stat_of cm_connections)" -gt "$conns"
 		if [ "$CHECK_RC" != 0 ]; then
 			ip route get 10.20.0.2 | sed 's/^/#   /'
 			sed 's/^/#   /' "$dbg/${ifc}_cm"
