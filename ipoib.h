@@ -26,6 +26,11 @@
  * - Transmit ring: tx_head advances in ndo_start_xmit (netif tx lock),
  *   tx_tail in NAPI (send completions); each side reads the other's index
  *   with READ_ONCE and the queue is stopped/woken around a full ring.
+ *   Slots filled with xmit_more wait, chained, for one post (tx_unposted,
+ *   netif tx lock). Byte queue limits count every send, UD and CM, at
+ *   its post under the netif tx lock and its completion in NAPI (or in
+ *   ipoib_ib_stop with NAPI off); bytes counted but never posted go
+ *   through tx_bql_unsent to NAPI, the only completer.
  *   Receive ring: NAPI only.
  * - Paths (ipoib_arp.c): the hash table is written under priv->path_lock
  *   (spinlock, BH off) and read under RCU on transmit. A path's ah pointer
@@ -376,6 +381,15 @@ struct ipoib_tx_buf {
 	struct sk_buff *skb;
 	u64 mapping;
 	struct ipoib_ah *ah;
+	/* chained to the next slot's until the doorbell (xmit_more) */
+	struct ib_ud_wr wr;
+	struct ib_sge sge;
+};
+
+/* Send completions of one poll, for byte queue limits. */
+struct ipoib_tx_done {
+	unsigned int pkts;
+	unsigned int bytes;
 };
 
 /* Drops by reason, beyond the standard netdev statistics. */
@@ -519,8 +533,12 @@ struct ipoib_dev {
 	struct page **rx_heads;		/* IPOIB_RX_HEADS_PER_PAGE slots each */
 	u64 *rx_heads_mapping;
 	struct ipoib_tx_buf *tx_ring;
-	unsigned int tx_head;		/* next slot to post */
+	unsigned int tx_head;		/* next slot to fill */
 	unsigned int tx_tail;		/* next slot to complete */
+	unsigned int tx_unposted;	/* slots before tx_head not posted */
+	unsigned int tx_unposted_bytes;
+	/* counted for BQL as sent but never posted; NAPI completes them */
+	atomic_t tx_bql_unsent;
 	struct delayed_work reset_work;	/* datapath restarts, P_Key changes */
 	struct delayed_work announce_work; /* repeats of the carrier-on notice */
 	unsigned int announce_left;
@@ -584,6 +602,8 @@ void ipoib_rx_headers(struct sk_buff *skb, u16 type);
 void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 		      unsigned int mtu);
 bool ipoib_ud_tx_slack(struct ipoib_dev *priv);
+void ipoib_ud_kick(struct ipoib_dev *priv);
+void ipoib_tx_unsent(struct ipoib_dev *priv, unsigned int bytes);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey);
 struct ipoib_ah *ipoib_ah_create(struct ipoib_dev *priv,
@@ -701,7 +721,8 @@ void ipoib_cm_stop(struct ipoib_dev *priv);
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down);
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
-void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);
+void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
+			struct ipoib_tx_done *done);
 void ipoib_cm_rx_seen(struct ipoib_dev *priv, const struct ib_qp *qp);
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m);
 

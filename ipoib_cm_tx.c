@@ -116,7 +116,8 @@ static void ipoib_cm_stop_queue(struct ipoib_dev *priv)
 
 /*
  * Send one skb (pseudo header still in front) over a live connection.
- * cm_lock held: it also guards the gather list.
+ * cm_lock held: it also guards the gather list; and the netif tx lock,
+ * for byte queue limits.
  */
 void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 {
@@ -155,12 +156,15 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	/* the completion may free the skb before ib_post_send() returns */
 	len = skb->len;
 	ipoib_tx_release_owner(skb);
+	/* ... and complete it for byte queue limits: counted first */
+	netdev_tx_sent_queue(netdev_get_tx_queue(dev, 0), len);
 	if (unlikely(ib_post_send(chan->qp, &wr, NULL))) {
 		ipoib_warn_rl(priv, "CM post send failed\n");
 		ipoib_cm_unmap_tx(priv, tx, nsge - 1);
 		tx->skb = NULL;
 		DEV_STATS_INC(dev, tx_errors);
 		dev_kfree_skb_any(skb);
+		ipoib_tx_unsent(priv, len);
 		return;
 	}
 	DEV_STATS_INC(dev, tx_packets);
@@ -191,11 +195,14 @@ drop:
 void ipoib_cm_send_queued(struct ipoib_cm_chan *chan)
 {
 	struct ipoib_dev *priv = chan->priv;
+	struct netdev_queue *txq = netdev_get_tx_queue(priv->dev, 0);
 	struct sk_buff_head too_big;
 	struct sk_buff *skb;
 
 	__skb_queue_head_init(&too_big);
-	spin_lock_bh(&priv->cm.lock);
+	/* the order of ndo_start_xmit: the tx lock, then cm.lock */
+	__netif_tx_lock_bh(txq);
+	spin_lock(&priv->cm.lock);
 	while ((skb = __skb_dequeue(&chan->peer->queue))) {
 		if (ipoib_cm_ip_len(skb) > chan->mtu) {
 			__skb_queue_tail(&too_big, skb);
@@ -207,7 +214,8 @@ void ipoib_cm_send_queued(struct ipoib_cm_chan *chan)
 			ipoib_cm_send(chan, skb);
 		}
 	}
-	spin_unlock_bh(&priv->cm.lock);
+	spin_unlock(&priv->cm.lock);
+	__netif_tx_unlock_bh(txq);
 	while ((skb = __skb_dequeue(&too_big)))
 		ipoib_tx_too_big(priv, skb, chan->mtu);
 }
@@ -416,7 +424,8 @@ void ipoib_cm_tx_drain(struct ipoib_cm_chan *chan)
 		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_TX);
 }
 
-void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
+void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
+			struct ipoib_tx_done *done)
 {
 	struct ipoib_cm_chan *chan = wc->qp->qp_context;
 	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
@@ -429,6 +438,8 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 	}
 	tx = &chan->tx_ring[id];
 	ipoib_cm_unmap_tx(priv, tx, skb_shinfo(tx->skb)->nr_frags);
+	done->pkts++;
+	done->bytes += tx->skb->len;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
 			atomic_long_inc(&priv->counters.cm_rnr_failures);

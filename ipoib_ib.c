@@ -551,7 +551,8 @@ repost:
 		ipoib_warn_rl(priv, "cannot repost receive buffer %u\n", id);
 }
 
-static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
+static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
+			    struct ipoib_tx_done *done)
 {
 	unsigned int id = wc->wr_id;
 	struct ipoib_tx_buf *tx;
@@ -563,6 +564,8 @@ static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 	tx = &priv->tx_ring[id];
 	ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
 			    DMA_TO_DEVICE);
+	done->pkts++;
+	done->bytes += tx->skb->len;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			ipoib_warn_rl(priv, "send error %d (vendor 0x%x)\n",
@@ -609,7 +612,8 @@ bool ipoib_ud_tx_slack(struct ipoib_dev *priv)
 	return ipoib_tx_inflight(priv) <= priv->sendq_size / 2;
 }
 
-static void ipoib_drain_send_cq(struct ipoib_dev *priv)
+static void ipoib_drain_send_cq(struct ipoib_dev *priv,
+				struct ipoib_tx_done *done)
 {
 	struct ib_wc wc[IPOIB_POLL_BATCH];
 	int n, i;
@@ -617,7 +621,7 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 	do {
 		n = ib_poll_cq(priv->send_cq, IPOIB_POLL_BATCH, wc);
 		for (i = 0; i < n; i++)
-			ipoib_handle_tx(priv, &wc[i]);
+			ipoib_handle_tx(priv, &wc[i], done);
 	} while (n == IPOIB_POLL_BATCH);
 
 	smp_mb(); /* tx_tail before the queue state */
@@ -628,8 +632,31 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv)
 		netif_wake_queue(priv->dev);
 }
 
+/*
+ * Bytes counted as sent whose post failed (netif tx lock held): NAPI,
+ * the only completer, completes them on its next poll.
+ */
+void ipoib_tx_unsent(struct ipoib_dev *priv, unsigned int bytes)
+{
+	atomic_add(bytes, &priv->tx_bql_unsent);
+	napi_schedule(&priv->napi);
+}
+
+/* NAPI: tell byte queue limits what completed, which may wake the queue. */
+static void ipoib_tx_completed(struct ipoib_dev *priv,
+			       struct ipoib_tx_done *done)
+{
+	unsigned int unsent = 0;
+
+	if (unlikely(atomic_read(&priv->tx_bql_unsent)))
+		unsent = atomic_xchg(&priv->tx_bql_unsent, 0);
+	netdev_tx_completed_queue(netdev_get_tx_queue(priv->dev, 0),
+				  done->pkts + !!unsent, done->bytes + unsent);
+}
+
 /* Connected mode's send completions, every connection's: all of them. */
-static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv)
+static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv,
+				   struct ipoib_tx_done *done)
 {
 	struct ib_wc wc[IPOIB_POLL_BATCH];
 	int n, i;
@@ -639,7 +666,7 @@ static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv)
 	do {
 		n = ib_poll_cq(priv->cm.send_cq, IPOIB_POLL_BATCH, wc);
 		for (i = 0; i < n; i++)
-			ipoib_cm_handle_tx(priv, &wc[i]);
+			ipoib_cm_handle_tx(priv, &wc[i], done);
 	} while (n == IPOIB_POLL_BATCH);
 }
 
@@ -680,11 +707,13 @@ void ipoib_arm_cq(struct ipoib_dev *priv, struct ib_cq *cq)
 static int ipoib_poll(struct napi_struct *napi, int budget)
 {
 	struct ipoib_dev *priv = container_of(napi, struct ipoib_dev, napi);
+	struct ipoib_tx_done sent = {};
 	struct ib_wc wc[IPOIB_POLL_BATCH];
 	int done = 0, n, i;
 
-	ipoib_drain_send_cq(priv);
-	ipoib_drain_cm_send_cq(priv);
+	ipoib_drain_send_cq(priv, &sent);
+	ipoib_drain_cm_send_cq(priv, &sent);
+	ipoib_tx_completed(priv, &sent);
 	while (done < budget) {
 		n = ib_poll_cq(priv->recv_cq,
 			       min(budget - done, IPOIB_POLL_BATCH), wc);
@@ -821,28 +850,63 @@ static bool ipoib_ud_too_big(struct ipoib_dev *priv, struct sk_buff *skb)
 }
 
 /*
- * Post one datagram; skb->data is the pseudo header, which goes, leaving
- * the encapsulation header first on the wire. Takes its own reference on
- * @ah for the time the send is in flight.
+ * Netif tx lock held: post the slots filled since the last doorbell, in
+ * one chain. What the HCA refused is the newest slots: they go back.
+ */
+void ipoib_ud_kick(struct ipoib_dev *priv)
+{
+	unsigned int mask = priv->sendq_size - 1, n = priv->tx_unposted;
+	unsigned int first, bytes = priv->tx_unposted_bytes, lost = 0;
+	struct net_device *dev = priv->dev;
+	const struct ib_send_wr *bad;
+	struct ipoib_tx_buf *tx;
+	unsigned int i, posted;
+
+	if (!n)
+		return;
+	priv->tx_unposted = 0;
+	priv->tx_unposted_bytes = 0;
+	first = (priv->tx_head - n) & mask;
+	if (likely(!ib_post_send(priv->qp, &priv->tx_ring[first].wr.wr,
+				 &bad))) {
+		DEV_STATS_ADD(dev, tx_packets, n);
+		DEV_STATS_ADD(dev, tx_bytes, bytes);
+		return;
+	}
+	tx = container_of(bad, struct ipoib_tx_buf, wr.wr);
+	posted = (unsigned int)(tx - priv->tx_ring - first) & mask;
+	ipoib_warn_rl(priv, "post send failed: %u of %u sends dropped\n",
+		      n - posted, n);
+	for (i = posted; i < n; i++) {
+		tx = &priv->tx_ring[(first + i) & mask];
+		ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
+				    DMA_TO_DEVICE);
+		lost += tx->skb->len;
+		dev_kfree_skb_any(tx->skb);
+		ipoib_ah_put(tx->ah);
+		tx->skb = NULL;
+		tx->ah = NULL;
+	}
+	/* never posted, so no completion can pass them: give them back */
+	WRITE_ONCE(priv->tx_head, priv->tx_head - (n - posted));
+	DEV_STATS_ADD(dev, tx_errors, n - posted);
+	DEV_STATS_ADD(dev, tx_packets, posted);
+	DEV_STATS_ADD(dev, tx_bytes, bytes - lost);
+	ipoib_tx_unsent(priv, lost);
+}
+
+/*
+ * Fill the next slot with one datagram; skb->data is the pseudo header,
+ * which goes, leaving the encapsulation header first on the wire. The
+ * slot is posted at the doorbell: now, unless more packets follow
+ * (xmit_more) and the queue runs. Takes its own reference on @ah for the
+ * time the send is in flight.
  */
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey)
 {
-	struct net_device *dev = priv->dev;
+	unsigned int id, len, mask = priv->sendq_size - 1;
 	struct ipoib_tx_buf *tx;
-	struct ib_sge sge;
-	struct ib_ud_wr wr = {
-		.wr = {
-			.sg_list = &sge,
-			.num_sge = 1,
-			.opcode = IB_WR_SEND,
-			.send_flags = IB_SEND_SIGNALED,
-		},
-		.ah = ah->ah,
-		.remote_qpn = qpn,
-		.remote_qkey = qkey,
-	};
-	unsigned int id, len;
 	u64 mapping;
 
 	if (unlikely(!test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
@@ -862,8 +926,11 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	 */
 	if (unlikely(ipoib_ud_stop_if_full(priv)))
 		return NETDEV_TX_BUSY;
+	id = priv->tx_head & mask;
+	tx = &priv->tx_ring[id];
+	memset(&tx->wr, 0, sizeof(tx->wr));
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
-	if (unlikely(ipoib_ud_tx_csum(priv, skb, &wr.wr) ||
+	if (unlikely(ipoib_ud_tx_csum(priv, skb, &tx->wr.wr) ||
 		     skb_linearize(skb))) {
 		ipoib_tx_drop(priv, skb);
 		return NETDEV_TX_OK;
@@ -874,32 +941,34 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		ipoib_tx_drop(priv, skb);
 		return NETDEV_TX_OK;
 	}
-	id = priv->tx_head & (priv->sendq_size - 1);
-	tx = &priv->tx_ring[id];
 	tx->skb = skb;
 	tx->mapping = mapping;
 	tx->ah = ah;
 	ipoib_ah_get(ah);
-	sge.addr = mapping;
-	sge.length = len;
-	sge.lkey = priv->pd->local_dma_lkey;
-	wr.wr.wr_id = id;
-
+	tx->sge.addr = mapping;
+	tx->sge.length = len;
+	tx->sge.lkey = priv->pd->local_dma_lkey;
+	tx->wr.wr.wr_id = id;
+	tx->wr.wr.sg_list = &tx->sge;
+	tx->wr.wr.num_sge = 1;
+	tx->wr.wr.opcode = IB_WR_SEND;
+	tx->wr.wr.send_flags = IB_SEND_SIGNALED;
+	tx->wr.ah = ah->ah;
+	tx->wr.remote_qpn = qpn;
+	tx->wr.remote_qkey = qkey;
+	if (priv->tx_unposted)
+		priv->tx_ring[(id - 1) & mask].wr.wr.next = &tx->wr.wr;
+	priv->tx_unposted++;
+	priv->tx_unposted_bytes += len;
+	/* the completion may free the skb as soon as it is posted */
 	ipoib_tx_release_owner(skb);
-	if (unlikely(ib_post_send(priv->qp, &wr.wr, NULL))) {
-		ipoib_warn_rl(priv, "post send failed\n");
-		ib_dma_unmap_single(priv->ca, mapping, len, DMA_TO_DEVICE);
-		tx->skb = NULL;
-		tx->ah = NULL;
-		ipoib_ah_put(ah);
-		DEV_STATS_INC(dev, tx_errors);
-		dev_kfree_skb_any(skb);
-		return NETDEV_TX_OK;
-	}
-	DEV_STATS_INC(dev, tx_packets);
-	DEV_STATS_ADD(dev, tx_bytes, len);
 	WRITE_ONCE(priv->tx_head, priv->tx_head + 1);
-	ipoib_ud_stop_if_full(priv);
+	if (__netdev_tx_sent_queue(netdev_get_tx_queue(priv->dev, 0), len,
+				   netdev_xmit_more()) ||
+	    !ipoib_ud_tx_room(priv)) {
+		ipoib_ud_kick(priv);
+		ipoib_ud_stop_if_full(priv);
+	}
 	return NETDEV_TX_OK;
 }
 
@@ -1009,6 +1078,8 @@ static int ipoib_alloc_rings(struct ipoib_dev *priv)
 		goto fail;
 	priv->tx_head = 0;
 	priv->tx_tail = 0;
+	priv->tx_unposted = 0;
+	priv->tx_unposted_bytes = 0;
 	for (i = 0; i < priv->recvq_size; i++)
 		if (ipoib_rx_page_fill(priv, i, GFP_KERNEL))
 			goto fail;
@@ -1101,6 +1172,8 @@ static void ipoib_leak_unflushed(struct ipoib_dev *priv)
 void ipoib_ib_stop(struct ipoib_dev *priv)
 {
 	unsigned long start = jiffies, said = jiffies;
+	/* byte queue limits start again with the next datapath */
+	struct ipoib_tx_done ignored = {};
 	struct ib_wc wc[IPOIB_POLL_BATCH];
 	int n, i;
 
@@ -1111,7 +1184,7 @@ void ipoib_ib_stop(struct ipoib_dev *priv)
 		n = ib_poll_cq(priv->recv_cq, IPOIB_POLL_BATCH, wc);
 		for (i = 0; i < n; i++)
 			ipoib_handle_rx(priv, &wc[i]);
-		ipoib_drain_send_cq(priv);
+		ipoib_drain_send_cq(priv, &ignored);
 		if (n)
 			continue;
 		if (time_after(jiffies, start + IPOIB_DRAIN_LIMIT)) {

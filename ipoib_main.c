@@ -202,6 +202,9 @@ static int ipoib_datapath_up(struct ipoib_dev *priv)
 {
 	int ret;
 
+	/* nothing in flight: what the last datapath left counted goes */
+	netdev_tx_reset_queue(netdev_get_tx_queue(priv->dev, 0));
+	atomic_set(&priv->tx_bql_unsent, 0);
 	ret = ipoib_ib_open(priv);
 	if (ret)
 		return ret;
@@ -232,6 +235,10 @@ static void ipoib_datapath_down(struct ipoib_dev *priv)
 	 * which the second disable stops again.
 	 */
 	netif_tx_disable(priv->dev);
+	/* a batch the stack left unfinished: post it, to be flushed */
+	netif_tx_lock_bh(priv->dev);
+	ipoib_ud_kick(priv);
+	netif_tx_unlock_bh(priv->dev);
 	synchronize_net();
 	netif_tx_disable(priv->dev);
 	ipoib_rtnl_work_cancel(priv, &priv->announce_work);
@@ -293,10 +300,9 @@ static int ipoib_ndo_stop(struct net_device *dev)
 	return 0;
 }
 
-static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
-					struct net_device *dev)
+static netdev_tx_t ipoib_xmit(struct ipoib_dev *priv, struct sk_buff *skb)
 {
-	struct ipoib_dev *priv = ipoib_priv(dev);
+	struct net_device *dev = priv->dev;
 	struct ipoib_lladdr dst;
 
 	if (unlikely(ipoib_lladdr_parse(skb->data, skb_headlen(skb), &dst) ||
@@ -328,6 +334,24 @@ static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
 		return NETDEV_TX_OK;
 	}
 	return ipoib_path_xmit(priv, skb, &dst);
+}
+
+/*
+ * Datagrams sent with xmit_more wait for the doorbell, which rings with
+ * the last of the batch, whatever it was (connected, queued, dropped),
+ * or when the batch ends early because the queue stopped.
+ */
+static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
+					struct net_device *dev)
+{
+	struct ipoib_dev *priv = ipoib_priv(dev);
+	netdev_tx_t ret = ipoib_xmit(priv, skb);
+
+	if (unlikely(priv->tx_unposted) &&
+	    (!netdev_xmit_more() || ret != NETDEV_TX_OK ||
+	     netif_xmit_stopped(netdev_get_tx_queue(dev, 0))))
+		ipoib_ud_kick(priv);
+	return ret;
 }
 
 static void ipoib_ndo_set_rx_mode(struct net_device *dev)
