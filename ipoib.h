@@ -377,13 +377,19 @@ struct ipoib_rx_buf {
 	u64 page_mapping;
 };
 
+/*
+ * A datagram is at most 4 KiB: its head and a few fragments are gathered
+ * (the payload of a TCP segment spans one or two pages); more are copied.
+ */
+#define IPOIB_UD_TX_SGE		4
+
 struct ipoib_tx_buf {
 	struct sk_buff *skb;
-	u64 mapping;
 	struct ipoib_ah *ah;
 	/* chained to the next slot's until the doorbell (xmit_more) */
 	struct ib_ud_wr wr;
-	struct ib_sge sge;
+	u64 mapping[IPOIB_UD_TX_SGE];	/* the head, then each fragment */
+	struct ib_sge sge[IPOIB_UD_TX_SGE];
 };
 
 /* Send completions of one poll, for byte queue limits. */
@@ -525,6 +531,7 @@ struct ipoib_dev {
 	struct ib_qp *qp;
 	unsigned int sendq_size;
 	unsigned int recvq_size;
+	unsigned int ud_tx_sge;		/* gather entries per UD send */
 	u16 rx_coal_usecs;	/* ethtool -C, applied to the receive CQs */
 	u16 rx_coal_frames;
 	struct napi_struct napi;
@@ -603,6 +610,20 @@ void ipoib_tx_too_big(struct ipoib_dev *priv, struct sk_buff *skb,
 		      unsigned int mtu);
 bool ipoib_ud_tx_slack(struct ipoib_dev *priv);
 void ipoib_ud_kick(struct ipoib_dev *priv);
+int ipoib_dma_map_skb(struct ipoib_dev *priv, struct sk_buff *skb, u64 *map,
+		      struct ib_sge *sge);
+void ipoib_dma_unmap_skb(struct ipoib_dev *priv, struct sk_buff *skb,
+			 const u64 *map, unsigned int nfrags);
+
+/* More fragments than @max_sge gathers, or a chain of skbs: one copy. */
+static inline int ipoib_tx_gatherable(struct sk_buff *skb,
+				      unsigned int max_sge)
+{
+	if (likely(skb_shinfo(skb)->nr_frags < max_sge &&
+		   !skb_has_frag_list(skb)))
+		return 0;
+	return skb_linearize(skb);
+}
 void ipoib_tx_unsent(struct ipoib_dev *priv, unsigned int bytes);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey);

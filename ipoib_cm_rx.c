@@ -307,8 +307,7 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 		dev_kfree_skb_any(skb);
 		return;
 	}
-	DEV_STATS_INC(dev, rx_packets);
-	DEV_STATS_ADD(dev, rx_bytes, skb->len);
+	dev_sw_netstats_rx_add(dev, skb->len);
 	napi_gro_receive(&priv->napi, skb);
 }
 

@@ -17,53 +17,6 @@
 /* a full connection with no completion for this long is stuck */
 #define IPOIB_CM_STALL		(HZ / 5)
 
-static void ipoib_cm_unmap_tx(struct ipoib_dev *priv,
-			      struct ipoib_cm_tx_buf *tx, unsigned int nfrags)
-{
-	struct sk_buff *skb = tx->skb;
-	unsigned int i;
-
-	ib_dma_unmap_single(priv->ca, tx->mapping[0], skb_headlen(skb),
-			    DMA_TO_DEVICE);
-	for (i = 0; i < nfrags; i++)
-		ib_dma_unmap_page(priv->ca, tx->mapping[i + 1],
-				  skb_frag_size(&skb_shinfo(skb)->frags[i]),
-				  DMA_TO_DEVICE);
-}
-
-/* Map the head and each fragment into @sge; on failure nothing stays mapped. */
-static int ipoib_cm_map_tx(struct ipoib_dev *priv, struct ipoib_cm_tx_buf *tx,
-			   struct ib_sge *sge)
-{
-	struct sk_buff *skb = tx->skb;
-	unsigned int i, nfrags = skb_shinfo(skb)->nr_frags;
-	u64 *map = tx->mapping;
-
-	map[0] = ib_dma_map_single(priv->ca, skb->data, skb_headlen(skb),
-				   DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(priv->ca, map[0])))
-		return -EIO;
-	sge[0].addr = map[0];
-	sge[0].length = skb_headlen(skb);
-	for (i = 0; i < nfrags; i++) {
-		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
-
-		map[i + 1] = ib_dma_map_page(priv->ca, skb_frag_page(frag),
-					     skb_frag_off(frag),
-					     skb_frag_size(frag),
-					     DMA_TO_DEVICE);
-		if (unlikely(ib_dma_mapping_error(priv->ca, map[i + 1]))) {
-			ipoib_cm_unmap_tx(priv, tx, i);
-			return -EIO;
-		}
-		sge[i + 1].addr = map[i + 1];
-		sge[i + 1].length = skb_frag_size(frag);
-	}
-	for (i = 0; i <= nfrags; i++)
-		sge[i].lkey = priv->pd->local_dma_lkey;
-	return nfrags + 1;
-}
-
 /*
  * A checksum the stack left to us (CHECKSUM_PARTIAL): towards a peer that
  * takes checksum-pending packets, say where it goes in the immediate data
@@ -136,9 +89,7 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_cm_tx_csum(chan, skb, &wr)))
 		goto drop;
-	/* more fragments than the QP gathers, or a chain of skbs: one copy */
-	if (unlikely((skb_shinfo(skb)->nr_frags >= priv->cm.tx_sge ||
-		      skb_has_frag_list(skb)) && skb_linearize(skb)))
+	if (unlikely(ipoib_tx_gatherable(skb, priv->cm.tx_sge)))
 		goto drop;
 	/* an idle connection's progress clock starts with this send */
 	if (!ipoib_cm_tx_inflight(chan))
@@ -146,7 +97,7 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	id = chan->tx_head & (priv->sendq_size - 1);
 	tx = &chan->tx_ring[id];
 	tx->skb = skb;
-	nsge = ipoib_cm_map_tx(priv, tx, sge);
+	nsge = ipoib_dma_map_skb(priv, skb, tx->mapping, sge);
 	if (unlikely(nsge < 0)) {
 		tx->skb = NULL;
 		goto drop;
@@ -160,15 +111,14 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	netdev_tx_sent_queue(netdev_get_tx_queue(dev, 0), len);
 	if (unlikely(ib_post_send(chan->qp, &wr, NULL))) {
 		ipoib_warn_rl(priv, "CM post send failed\n");
-		ipoib_cm_unmap_tx(priv, tx, nsge - 1);
+		ipoib_dma_unmap_skb(priv, skb, tx->mapping, nsge - 1);
 		tx->skb = NULL;
 		DEV_STATS_INC(dev, tx_errors);
 		dev_kfree_skb_any(skb);
 		ipoib_tx_unsent(priv, len);
 		return;
 	}
-	DEV_STATS_INC(dev, tx_packets);
-	DEV_STATS_ADD(dev, tx_bytes, len);
+	dev_sw_netstats_tx_add(dev, 1, len);
 	WRITE_ONCE(chan->tx_head, chan->tx_head + 1);
 	WRITE_ONCE(chan->last_used, jiffies);
 	if (ipoib_cm_tx_full(chan)) {
@@ -437,7 +387,8 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
 		return;
 	}
 	tx = &chan->tx_ring[id];
-	ipoib_cm_unmap_tx(priv, tx, skb_shinfo(tx->skb)->nr_frags);
+	ipoib_dma_unmap_skb(priv, tx->skb, tx->mapping,
+			    skb_shinfo(tx->skb)->nr_frags);
 	done->pkts++;
 	done->bytes += tx->skb->len;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {

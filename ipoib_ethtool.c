@@ -20,12 +20,12 @@ static void ipoib_get_drvinfo(struct net_device *dev,
 
 struct ipoib_stat {
 	char name[ETH_GSTRING_LEN];
-	bool netdev;		/* in net_device_stats, else ipoib_counters */
+	bool netdev;		/* in rtnl_link_stats64, else ipoib_counters */
 	size_t offset;
 };
 
 #define IPOIB_NETDEV_STAT(m) \
-	{ #m, true, offsetof(struct net_device_stats, m) }
+	{ #m, true, offsetof(struct rtnl_link_stats64, m) }
 #define IPOIB_OWN_STAT(m) \
 	{ #m, false, offsetof(struct ipoib_counters, m) }
 
@@ -91,14 +91,15 @@ static void ipoib_get_ethtool_stats(struct net_device *dev,
 				    struct ethtool_stats *stats, u64 *data)
 {
 	struct ipoib_dev *priv = ipoib_priv(dev);
+	struct rtnl_link_stats64 s;
 	unsigned int i;
 
+	dev_get_stats(dev, &s);
 	for (i = 0; i < ARRAY_SIZE(ipoib_stats); i++) {
 		const struct ipoib_stat *st = &ipoib_stats[i];
 
 		if (st->netdev)
-			data[i] = *(unsigned long *)((u8 *)&dev->stats +
-						     st->offset);
+			data[i] = *(u64 *)((u8 *)&s + st->offset);
 		else
 			data[i] = atomic_long_read((atomic_long_t *)
 						   ((u8 *)&priv->counters +

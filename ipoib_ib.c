@@ -121,12 +121,14 @@ int ipoib_ib_init(struct ipoib_dev *priv)
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = IB_QPT_UD,
 		.cap = {
-			.max_send_sge = 1,
 			.max_recv_sge = 2,
 		},
 	};
 	int ret;
 
+	priv->ud_tx_sge = clamp_t(u32, priv->ca->attrs.max_send_sge, 1,
+				  IPOIB_UD_TX_SGE);
+	qp_attr.cap.max_send_sge = priv->ud_tx_sge;
 	priv->sendq_size = ipoib_sendq_size;
 	priv->recvq_size = ipoib_recvq_size;
 
@@ -479,8 +481,7 @@ static void ipoib_rx_deliver(struct ipoib_dev *priv, struct sk_buff *skb,
 	if ((dev->features & NETIF_F_RXCSUM) &&
 	    (wc->wc_flags & IB_WC_IP_CSUM_OK))
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	DEV_STATS_INC(dev, rx_packets);
-	DEV_STATS_ADD(dev, rx_bytes, skb->len);
+	dev_sw_netstats_rx_add(dev, skb->len);
 	if (skb->pkt_type == PACKET_MULTICAST)
 		DEV_STATS_INC(dev, multicast);
 	napi_gro_receive(&priv->napi, skb);
@@ -551,6 +552,52 @@ repost:
 		ipoib_warn_rl(priv, "cannot repost receive buffer %u\n", id);
 }
 
+void ipoib_dma_unmap_skb(struct ipoib_dev *priv, struct sk_buff *skb,
+			 const u64 *map, unsigned int nfrags)
+{
+	unsigned int i;
+
+	ib_dma_unmap_single(priv->ca, map[0], skb_headlen(skb), DMA_TO_DEVICE);
+	for (i = 0; i < nfrags; i++)
+		ib_dma_unmap_page(priv->ca, map[i + 1],
+				  skb_frag_size(&skb_shinfo(skb)->frags[i]),
+				  DMA_TO_DEVICE);
+}
+
+/*
+ * Map an skb's head and each fragment into @map and @sge, for a send:
+ * how many entries, or -EIO with nothing left mapped.
+ */
+int ipoib_dma_map_skb(struct ipoib_dev *priv, struct sk_buff *skb, u64 *map,
+		      struct ib_sge *sge)
+{
+	unsigned int i, nfrags = skb_shinfo(skb)->nr_frags;
+
+	map[0] = ib_dma_map_single(priv->ca, skb->data, skb_headlen(skb),
+				   DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(priv->ca, map[0])))
+		return -EIO;
+	sge[0].addr = map[0];
+	sge[0].length = skb_headlen(skb);
+	for (i = 0; i < nfrags; i++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+		map[i + 1] = ib_dma_map_page(priv->ca, skb_frag_page(frag),
+					     skb_frag_off(frag),
+					     skb_frag_size(frag),
+					     DMA_TO_DEVICE);
+		if (unlikely(ib_dma_mapping_error(priv->ca, map[i + 1]))) {
+			ipoib_dma_unmap_skb(priv, skb, map, i);
+			return -EIO;
+		}
+		sge[i + 1].addr = map[i + 1];
+		sge[i + 1].length = skb_frag_size(frag);
+	}
+	for (i = 0; i <= nfrags; i++)
+		sge[i].lkey = priv->pd->local_dma_lkey;
+	return nfrags + 1;
+}
+
 static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
 			    struct ipoib_tx_done *done)
 {
@@ -562,8 +609,8 @@ static void ipoib_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
 		return;
 	}
 	tx = &priv->tx_ring[id];
-	ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
-			    DMA_TO_DEVICE);
+	ipoib_dma_unmap_skb(priv, tx->skb, tx->mapping,
+			    skb_shinfo(tx->skb)->nr_frags);
 	done->pkts++;
 	done->bytes += tx->skb->len;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
@@ -869,8 +916,7 @@ void ipoib_ud_kick(struct ipoib_dev *priv)
 	first = (priv->tx_head - n) & mask;
 	if (likely(!ib_post_send(priv->qp, &priv->tx_ring[first].wr.wr,
 				 &bad))) {
-		DEV_STATS_ADD(dev, tx_packets, n);
-		DEV_STATS_ADD(dev, tx_bytes, bytes);
+		dev_sw_netstats_tx_add(dev, n, bytes);
 		return;
 	}
 	tx = container_of(bad, struct ipoib_tx_buf, wr.wr);
@@ -879,8 +925,8 @@ void ipoib_ud_kick(struct ipoib_dev *priv)
 		      n - posted, n);
 	for (i = posted; i < n; i++) {
 		tx = &priv->tx_ring[(first + i) & mask];
-		ib_dma_unmap_single(priv->ca, tx->mapping, tx->skb->len,
-				    DMA_TO_DEVICE);
+		ipoib_dma_unmap_skb(priv, tx->skb, tx->mapping,
+				    skb_shinfo(tx->skb)->nr_frags);
 		lost += tx->skb->len;
 		dev_kfree_skb_any(tx->skb);
 		ipoib_ah_put(tx->ah);
@@ -890,8 +936,7 @@ void ipoib_ud_kick(struct ipoib_dev *priv)
 	/* never posted, so no completion can pass them: give them back */
 	WRITE_ONCE(priv->tx_head, priv->tx_head - (n - posted));
 	DEV_STATS_ADD(dev, tx_errors, n - posted);
-	DEV_STATS_ADD(dev, tx_packets, posted);
-	DEV_STATS_ADD(dev, tx_bytes, bytes - lost);
+	dev_sw_netstats_tx_add(dev, posted, bytes - lost);
 	ipoib_tx_unsent(priv, lost);
 }
 
@@ -907,7 +952,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 {
 	unsigned int id, len, mask = priv->sendq_size - 1;
 	struct ipoib_tx_buf *tx;
-	u64 mapping;
+	int nsge;
 
 	if (unlikely(!test_bit(IPOIB_FLAG_QP_READY, &priv->flags))) {
 		ipoib_tx_drop(priv, skb);
@@ -931,28 +976,24 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	memset(&tx->wr, 0, sizeof(tx->wr));
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_ud_tx_csum(priv, skb, &tx->wr.wr) ||
-		     skb_linearize(skb))) {
+		     ipoib_tx_gatherable(skb, priv->ud_tx_sge))) {
+		ipoib_tx_drop(priv, skb);
+		return NETDEV_TX_OK;
+	}
+	nsge = ipoib_dma_map_skb(priv, skb, tx->mapping, tx->sge);
+	if (unlikely(nsge < 0)) {
 		ipoib_tx_drop(priv, skb);
 		return NETDEV_TX_OK;
 	}
 	len = skb->len;
-	mapping = ib_dma_map_single(priv->ca, skb->data, len, DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(priv->ca, mapping))) {
-		ipoib_tx_drop(priv, skb);
-		return NETDEV_TX_OK;
-	}
 	tx->skb = skb;
-	tx->mapping = mapping;
 	tx->ah = ah;
 	ipoib_ah_get(ah);
-	tx->sge.addr = mapping;
-	tx->sge.length = len;
-	tx->sge.lkey = priv->pd->local_dma_lkey;
 	tx->wr.wr.wr_id = id;
-	tx->wr.wr.sg_list = &tx->sge;
-	tx->wr.wr.num_sge = 1;
+	tx->wr.wr.sg_list = tx->sge;
+	tx->wr.wr.num_sge = nsge;
 	tx->wr.wr.opcode = IB_WR_SEND;
-	tx->wr.wr.send_flags = IB_SEND_SIGNALED;
+	tx->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	tx->wr.ah = ah->ah;
 	tx->wr.remote_qpn = qpn;
 	tx->wr.remote_qkey = qkey;

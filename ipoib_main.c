@@ -130,28 +130,38 @@ static int ipoib_ndo_init(struct net_device *dev)
 	struct ipoib_dev *priv = ipoib_priv(dev);
 	int ret;
 
-	priv->wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, dev->name);
-	if (!priv->wq)
+	/* packets and bytes per CPU: NAPI and transmit share no line */
+	dev->tstats = netdev_alloc_pcpu_stats(struct pcpu_sw_netstats);
+	if (!dev->tstats)
 		return -ENOMEM;
+	priv->wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, dev->name);
+	if (!priv->wq) {
+		ret = -ENOMEM;
+		goto out_stats;
+	}
 	init_llist_head(&priv->dead_ahs);
 	INIT_WORK(&priv->ah_reap_work, ipoib_ah_reap);
 	ipoib_path_init(priv);
 	ipoib_mcast_init(priv);
 	ret = ipoib_ib_init(priv);
-	if (ret) {
-		destroy_workqueue(priv->wq);
-		return ret;
-	}
+	if (ret)
+		goto out_wq;
 	ret = ipoib_cm_init(priv);
-	if (ret) {
-		ipoib_ib_cleanup(priv);
-		destroy_workqueue(priv->wq);
-		return ret;
-	}
+	if (ret)
+		goto out_ib;
 
 	ipoib_set_dev_addr(priv);
 	refcount_inc(&priv->hca->users);
 	return 0;
+
+out_ib:
+	ipoib_ib_cleanup(priv);
+out_wq:
+	destroy_workqueue(priv->wq);
+out_stats:
+	free_percpu(dev->tstats);
+	dev->tstats = NULL;
+	return ret;
 }
 
 static void ipoib_hca_put(struct ipoib_hca *hca)
@@ -194,6 +204,7 @@ static void ipoib_priv_destructor(struct net_device *dev)
 	ipoib_cm_cleanup(priv);
 	ipoib_ib_cleanup(priv);
 	destroy_workqueue(priv->wq);
+	free_percpu(dev->tstats);
 	ipoib_hca_put(priv->hca);
 }
 
@@ -426,7 +437,9 @@ int ipoib_set_mode(struct ipoib_dev *priv, u16 mode)
 
 /*
  * Datagram mode: checksum offload only where the HCA computes IPv4
- * checksums on UD; a UD message is one linear buffer. Connected mode
+ * checksums on UD; fragments gathered where the HCA gathers (with SG,
+ * the stack segments TCP late, into segments that share its pages,
+ * instead of copying each into a linear buffer). Connected mode
  * gathers fragments and offers checksum offload for IPv4 and IPv6: the
  * checksum is left to peers that take checksum-pending packets
  * (ipoib_wire.h) and completed in software for the rest (ipoib_cm_tx.c).
@@ -441,7 +454,9 @@ static netdev_features_t ipoib_ndo_fix_features(struct net_device *dev,
 
 	if (priv->mode == IPOIB_MODE_CONNECTED)
 		return features;
-	features &= ~(NETIF_F_SG | NETIF_F_IPV6_CSUM);
+	features &= ~NETIF_F_IPV6_CSUM;
+	if (priv->ud_tx_sge < 2)
+		features &= ~NETIF_F_SG;
 	if (!(priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM))
 		features &= ~NETIF_F_IP_CSUM;
 	return features;
@@ -551,6 +566,7 @@ static int ipoib_ndo_get_iflink(const struct net_device *dev)
 
 static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_init		= ipoib_ndo_init,
+	.ndo_get_stats64	= dev_get_tstats64,
 	.ndo_uninit		= ipoib_ndo_uninit,
 	.ndo_open		= ipoib_ndo_open,
 	.ndo_stop		= ipoib_ndo_stop,

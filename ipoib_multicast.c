@@ -750,15 +750,16 @@ static bool ipoib_mcast_follow(struct ipoib_dev *priv, bool up)
 /*
  * One pass over all groups. Under RTNL: the underlay's IPv6 group joins
  * need it on 6.1, and so do the MTU and the carrier. Nothing called from
- * here may take RTNL itself (ib_query_port() does on rxe). A pass with
- * the port up ends after IPOIB_MCAST_PASS_MS and the next one follows at
+ * here may take RTNL itself (ib_query_port() does on rxe). A pass from
+ * the work ends after IPOIB_MCAST_PASS_MS and the next one follows at
  * once: a thousand joins or leaves must not hold RTNL, which every
- * socket's multicast join and leave takes, for seconds. A pass with the
- * port down (or the interface stopping) leaves every group.
+ * socket's multicast join and leave takes, for long. A pass with the
+ * port down (or the interface stopping, then in one go) leaves every
+ * group. Returns true if cut short.
  */
 #define IPOIB_MCAST_PASS_MS	20
 
-static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
+static bool ipoib_mcast_run(struct ipoib_dev *priv, bool up, bool may_cut)
 {
 	u64 end = ktime_get_ns() + IPOIB_MCAST_PASS_MS * NSEC_PER_MSEC;
 	unsigned long next = 0;
@@ -796,7 +797,7 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 	if (up && ipoib_mcast_sync_list(priv) && !next)
 		next = jiffies + IPOIB_UMCAST_RECHECK;
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
-		if (up && ktime_get_ns() > end) {
+		if (may_cut && ktime_get_ns() > end) {
 			more = true;
 			break;
 		}
@@ -831,6 +832,7 @@ static void ipoib_mcast_run(struct ipoib_dev *priv, bool up)
 		ipoib_mcast_schedule(priv, 1);
 	else if (next)
 		ipoib_mcast_schedule(priv, max_t(long, next - jiffies, 1));
+	return more;
 }
 
 static bool ipoib_port_active(struct ipoib_dev *priv)
@@ -857,11 +859,16 @@ static void ipoib_mcast_work(struct work_struct *work)
 		 * in-tree driver's backoff could take 16 s here).
 		 */
 		if (test_and_clear_bit(IPOIB_FLAG_REJOIN, &priv->flags)) {
-			ipoib_mcast_run(priv, false);
+			/* the joins wait for the last pass of leaves */
+			if (ipoib_mcast_run(priv, false, true)) {
+				set_bit(IPOIB_FLAG_REJOIN, &priv->flags);
+				goto out;
+			}
 			ipoib_path_flush(priv);
 		}
-		ipoib_mcast_run(priv, ipoib_port_active(priv));
+		ipoib_mcast_run(priv, ipoib_port_active(priv), true);
 	}
+out:
 	ipoib_rtnl_work_end(priv);
 }
 
@@ -1073,7 +1080,7 @@ void ipoib_mcast_stop(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
 	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
-	ipoib_mcast_run(priv, false);
+	ipoib_mcast_run(priv, false, false);
 }
 
 /*

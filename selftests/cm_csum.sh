@@ -29,12 +29,13 @@ peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 sys=/sys/class/net/$ifc
 dbg=/sys/kernel/debug/ipoib
 
-# offloads STATE: gather and IPv4/IPv6 transmit checksums all STATE
+# offloads SG CSUM: gather SG, IPv4/IPv6 transmit checksums both CSUM
 offloads() {
 	local k f
 	k=$(ethtool -k "$ifc") || return 1
-	for f in scatter-gather tx-checksum-ipv4 tx-checksum-ipv6; do
-		echo "$k" | grep -Eq "^[[:space:]]*$f: $1" && continue
+	for f in "scatter-gather: $1" "tx-checksum-ipv4: $2" \
+		"tx-checksum-ipv6: $2"; do
+		echo "$k" | grep -Eq "^[[:space:]]*$f" && continue
 		echo "$k" | grep -E 'scatter|checksum'
 		return 1
 	done
@@ -80,9 +81,9 @@ grew() {
 	[ "$(stat_of "$1")" -gt "$2" ]
 }
 
-check "datagram mode on rxe: no gather, no checksum offload" offloads off
+check "datagram mode on rxe: gather, no checksum offload" offloads on off
 echo connected >"$sys/mode"
-check "connected mode: gather, IPv4 and IPv6 checksum offload" offloads on
+check "connected mode: gather, IPv4 and IPv6 checksum offload" offloads on on
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
 barrier configured

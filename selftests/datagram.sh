@@ -10,15 +10,15 @@ VM_TIMEOUT=700
 
 ipoib_start
 idx=$IDX ifc=$IFC
-# Transmit checksum offload only where the HCA has it for UD (not rxe); no
-# gather (a UD message is one buffer); receive checksums trusted where the
-# transport vouches for them (on, whatever the HCA).
+# Transmit checksum offload only where the HCA has it for UD (not rxe);
+# gather where the HCA gathers (rxe does); receive checksums trusted where
+# the transport vouches for them (on, whatever the HCA).
 offloads_match_hca() {
 	local k f want=off
 	k=$(ethtool -k "$ifc") || return 1
 	ibv_devinfo -v -d rxe0 | grep -q UD_IP_CSUM && want=on
 	for f in "tx-checksum-ipv4: $want" "tx-checksum-ipv6: off" \
-		"scatter-gather: off" "rx-checksumming: on"; do
+		"scatter-gather: on" "rx-checksumming: on"; do
 		if ! echo "$k" | grep -Eq "^[[:space:]]*$f"; then
 			echo "$k" | grep -E 'checksum|scatter'
 			return 1
