@@ -157,6 +157,7 @@ extern bool ipoib_cm_bidir;
 extern bool ipoib_cm_srq;
 extern unsigned int ipoib_max_nonsrq_conn_qp;
 extern bool ipoib_sendonly_nonmember;
+extern int ipoib_tx_batch;
 extern unsigned int ipoib_max_sendonly;
 
 struct ipoib_dev;
@@ -424,6 +425,7 @@ struct ipoib_counters {
 	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */
 	atomic_long_t cm_rx_bad_csum_imm; /* its immediate data out of bounds */
 	atomic_long_t tx_csum_sw;	/* checksums we completed for the stack */
+	atomic_long_t tx_batched;	/* posted with an earlier one's doorbell */
 	atomic_long_t restarts;		/* datapath restarts done */
 	atomic_long_t path_resolutions;
 	atomic_long_t path_failures;	/* no path: its packets dropped */
@@ -532,6 +534,7 @@ struct ipoib_dev {
 	unsigned int sendq_size;
 	unsigned int recvq_size;
 	unsigned int ud_tx_sge;		/* gather entries per UD send */
+	bool hw_doorbell;		/* posting costs the device a doorbell */
 	u16 rx_coal_usecs;	/* ethtool -C, applied to the receive CQs */
 	u16 rx_coal_frames;
 	struct napi_struct napi;

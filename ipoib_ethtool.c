@@ -49,6 +49,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(mcast_sendonly_evicted),
 	IPOIB_OWN_STAT(tx_bad_daddr),
 	IPOIB_OWN_STAT(tx_too_big),
+	IPOIB_OWN_STAT(tx_batched),
 	IPOIB_OWN_STAT(restarts),
 	IPOIB_OWN_STAT(path_resolutions),
 	IPOIB_OWN_STAT(path_failures),

@@ -30,6 +30,7 @@ bool ipoib_cm_srq = true;
 unsigned int ipoib_max_nonsrq_conn_qp = IPOIB_CM_MAX_NONSRQ_DEFAULT;
 bool ipoib_sendonly_nonmember;
 unsigned int ipoib_max_sendonly = IPOIB_MAX_SENDONLY_DEFAULT;
+int ipoib_tx_batch = -1;
 
 module_param_named(send_queue_size, ipoib_sendq_size, uint, 0444);
 MODULE_PARM_DESC(send_queue_size, "Entries in the send queue (power of 2, 2..8192)");
@@ -51,6 +52,8 @@ module_param_named(cm_srq, ipoib_cm_srq, bool, 0444);
 MODULE_PARM_DESC(cm_srq, "Connected mode: receive through the HCA's shared receive queue when it has one (default on); off: a receive queue per connection");
 module_param_named(max_nonsrq_conn_qp, ipoib_max_nonsrq_conn_qp, uint, 0444);
 MODULE_PARM_DESC(max_nonsrq_conn_qp, "Connected mode without a shared receive queue: at most this many connections, each with recv_queue_size buffers of 64 KiB (default 128, at most 4096; 0: no connected mode there)");
+module_param_named(tx_batch, ipoib_tx_batch, int, 0644);
+MODULE_PARM_DESC(tx_batch, "Datagram mode: post the sends of a burst (xmit_more) with one doorbell: -1 where the device has a doorbell (hardware; default), 1 always, 0 never");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey, "Q_Key on RoCE ports, where no SA assigns one (default 0x0b1b)");
 /* Above the limit: the limit, said (a refusal would fail the module load) */
