@@ -656,17 +656,14 @@ static inline void ipoib_ah_get(struct ipoib_ah *ah)
 void ipoib_ah_reap(struct work_struct *work);
 
 /*
- * Just before a send is posted: timestamp it, then let go of its socket
- * and route. A send completes when the HCA is done with it, on RC when
- * the peer has acknowledged it, which can take long; TCP's small-queue
- * limit would hold the socket to a couple of 64 KiB skbs in the meantime,
- * so the socket is released now, as the in-tree driver does. The send
- * rings bound what is queued.
+ * Just before a send is posted: timestamp it and let go of its route. The
+ * socket stays charged until the send completes, so that TCP's small
+ * queues and the socket's send buffer see what waits in our rings (a
+ * connection's sends let go of it earlier: ipoib_cm_send()).
  */
-static inline void ipoib_tx_release_owner(struct sk_buff *skb)
+static inline void ipoib_tx_release_route(struct sk_buff *skb)
 {
 	skb_tx_timestamp(skb);
-	skb_orphan(skb);
 	skb_dst_drop(skb);
 }
 

@@ -1019,7 +1019,7 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	priv->tx_unposted++;
 	priv->tx_unposted_bytes += len;
 	/* the completion may free the skb as soon as it is posted */
-	ipoib_tx_release_owner(skb);
+	ipoib_tx_release_route(skb);
 	WRITE_ONCE(priv->tx_head, priv->tx_head + 1);
 	if (__netdev_tx_sent_queue(netdev_get_tx_queue(priv->dev, 0), len,
 				   ipoib_ud_more(priv)) ||
