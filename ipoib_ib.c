@@ -695,12 +695,27 @@ void ipoib_tx_unsent(struct ipoib_dev *priv, unsigned int bytes)
 static void ipoib_tx_completed(struct ipoib_dev *priv,
 			       struct ipoib_tx_done *done)
 {
-	unsigned int unsent = 0;
+	struct netdev_queue *txq = netdev_get_tx_queue(priv->dev, 0);
+	unsigned int bytes = done->bytes, pkts = done->pkts;
 
-	if (unlikely(atomic_read(&priv->tx_bql_unsent)))
-		unsent = atomic_xchg(&priv->tx_bql_unsent, 0);
-	netdev_tx_completed_queue(netdev_get_tx_queue(priv->dev, 0),
-				  done->pkts + !!unsent, done->bytes + unsent);
+	if (unlikely(atomic_read(&priv->tx_bql_unsent))) {
+		bytes += atomic_xchg(&priv->tx_bql_unsent, 0);
+		pkts++;
+	}
+#ifdef CONFIG_BQL
+	/*
+	 * Never more than is out (the library would BUG): a connection
+	 * leaked by a drain that never ended may complete sends counted
+	 * before the datapath restarted and the count with it.
+	 */
+	if (unlikely(bytes > READ_ONCE(txq->dql.num_queued) -
+			     txq->dql.num_completed)) {
+		ipoib_warn_rl(priv, "send completions for %u octets never counted as sent\n",
+			      bytes);
+		bytes = READ_ONCE(txq->dql.num_queued) - txq->dql.num_completed;
+	}
+#endif
+	netdev_tx_completed_queue(txq, pkts, bytes);
 }
 
 /* Connected mode's send completions, every connection's: all of them. */

@@ -204,6 +204,8 @@ slub=off
 	echo "B leaving them: socket closed in ${2:-?} s, groups gone after" \
 		"${3:-?} s (goal < 0.5), ${1:-?} left; an RTNL probe waited" \
 		"up to ${4:-?} s meanwhile (median ${5:-?}; idle: $(val mscale_rtnl_idle))"
+	echo "B's multicast work held RTNL at most $(val mscale_hold_ms) ms at a" \
+		"time (its longest pass, by function_graph; goal <= 50)"
 	echo
 	echo "run: $(tail -n 1 "$run.log" 2>/dev/null | sed 's/ \/.*//');" \
 		"${wall}s wall including the build"
