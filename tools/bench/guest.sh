@@ -14,6 +14,7 @@
 #            datagram mode after tcp_eth, in connected mode after rc
 #   mscale   multicast at scale (mscale.sh): 1024 groups joined, sent to
 #            and left, RTNL meanwhile
+#   nscale   neighbours at scale (nscale.sh): RTT with 4096 paths
 # B starts each server and signals A, A runs the client; a barrier ends each
 # measurement, so no two ever overlap. Both guests sample their CPU time
 # (/proc/stat) over each measurement. A writes key=value lines to
@@ -26,7 +27,7 @@
 #   BENCH_RC_SIZE  ib_send_bw -c RC message size (default 65536: one
 #                  connected-mode message, 65524 octets, rounded up)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
-#   BENCH_STEPS    the measurements to run, by name (default: all eight);
+#   BENCH_STEPS    the measurements to run, by name (default: all nine);
 #                  udp_ib needs ud for its offered rate
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,7 +41,7 @@ GIDX=${BENCH_GID:-0}
 dir=$SHARED/bench
 res=$SHARED/result.env
 idx=$(($(printf '%d' "'$ROLE") - 64))
-STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover mscale}
+STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover mscale nscale}
 IPERF_PORT=5201
 PERFTEST_PORT=18515
 
@@ -326,6 +327,9 @@ fi
 # shellcheck source=SCRIPTDIR/mscale.sh
 . "$top/tools/bench/mscale.sh"
 ! want mscale || mscale
+# shellcheck source=SCRIPTDIR/nscale.sh
+. "$top/tools/bench/nscale.sh"
+! want nscale || nscale
 
 # 5. TCP over ibN in connected mode: both sides switch (measured as the
 # longest time without a reply), a ping sets up the connection before the

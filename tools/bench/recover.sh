@@ -228,6 +228,13 @@ recover_switch() {
 	barrier "$name" 90
 }
 
+# rtt_median N: the median of N pings to B, 50 ms apart, in ms
+rtt_median() {
+	ping -n -c "$1" -i 0.05 "$ib_ip" |
+		sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | sort -n |
+		sed -n "$((($1 + 1) / 2))p"
+}
+
 # recover_first: (A) the first ping after forgetting B, and steady pings
 recover_first() {
 	local first steady
@@ -239,9 +246,7 @@ recover_first() {
 			true
 		first=$(ping -n -c 1 -W 5 "$ib_ip" |
 			sed -n 's/.* time=\([0-9.]*\) ms/\1/p')
-		steady=$(ping -n -c 21 -i 0.05 "$ib_ip" |
-			sed -n 's/.* time=\([0-9.]*\) ms/\1/p' | sort -n |
-			sed -n 11p)
+		steady=$(rtt_median 21)
 		put_ms first "$first"
 		put_ms steady_rtt "$steady"
 	fi

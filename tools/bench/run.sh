@@ -16,8 +16,9 @@
 #   BENCH_GID       ib_send_bw GID index (default 0, the one ib_ipoib uses)
 #   BENCH_RC_SIZE   ib_send_bw -c RC message size (default 65536)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
+#   BENCH_NSCALE_PATHS  paths A holds in nscale (default 4096)
 #   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc
-#                   recover mscale)
+#                   recover mscale nscale)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
 #                   guests boot with slub_debug=- : allocator debugging
 #                   costs the skb-heavy paths more than the verbs path)
@@ -41,6 +42,8 @@ vm_args=(--env "BENCH_TIME=$t")
 [ -z "${BENCH_GID:-}" ] || vm_args+=(--env "BENCH_GID=$BENCH_GID")
 [ -z "${BENCH_RC_SIZE:-}" ] || vm_args+=(--env "BENCH_RC_SIZE=$BENCH_RC_SIZE")
 [ -z "${BENCH_STEPS:-}" ] || vm_args+=(--env "BENCH_STEPS=$BENCH_STEPS")
+[ -z "${BENCH_NSCALE_PATHS:-}" ] ||
+	vm_args+=(--env "BENCH_NSCALE_PATHS=$BENCH_NSCALE_PATHS")
 [ -z "${BENCH_IPOIB_PARAMS:-}" ] ||
 	vm_args+=(--env "BENCH_IPOIB_PARAMS=$BENCH_IPOIB_PARAMS")
 [ "${BENCH_SLUB_DEBUG:-0}" = 1 ] || vm_args+=(--append "slub_debug=-")
@@ -68,7 +71,7 @@ others() {
 }
 
 rm -rf "$run" "$run.log"
-echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all eight}) (log: $run.log)"
+echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all nine}) (log: $run.log)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 others "$out/others" &
 watcher=$!
@@ -206,6 +209,11 @@ slub=off
 		"up to ${4:-?} s meanwhile (median ${5:-?}; idle: $(val mscale_rtnl_idle))"
 	echo "B's multicast work held RTNL at most $(val mscale_hold_ms) ms at a" \
 		"time (its longest pass, by function_graph; goal <= 50)"
+	echo
+	set -- $(val nscale_rtt)
+	echo "neighbours: A's ping RTT to B (median of 101) ${1:-?} ms with one" \
+		"path, ${2:-?} ms with $(val nscale_paths) paths (each with its" \
+		"own GID; all had one $(val nscale_fill_s) s after the first send)"
 	echo
 	echo "run: $(tail -n 1 "$run.log" 2>/dev/null | sed 's/ \/.*//');" \
 		"${wall}s wall including the build"
