@@ -627,6 +627,7 @@ static inline int ipoib_tx_gatherable(struct sk_buff *skb,
 		return 0;
 	return skb_linearize(skb);
 }
+
 void ipoib_tx_unsent(struct ipoib_dev *priv, unsigned int bytes);
 netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 			  struct ipoib_ah *ah, u32 qpn, u32 qkey);
