@@ -27,10 +27,11 @@
  *   tx_tail in NAPI (send completions); each side reads the other's index
  *   with READ_ONCE and the queue is stopped/woken around a full ring.
  *   Slots filled with xmit_more wait, chained, for one post (tx_unposted,
- *   netif tx lock). Byte queue limits count every send, UD and CM, at
- *   its post under the netif tx lock and its completion in NAPI (or in
- *   ipoib_ib_stop with NAPI off); bytes counted but never posted go
- *   through tx_bql_unsent to NAPI, the only completer.
+ *   netif tx lock). Byte queue limits count the UD ring's sends (not the
+ *   connections': ipoib_cm_send()) at their post, under the netif tx
+ *   lock, and their completion in NAPI (or in ipoib_ib_stop with NAPI
+ *   off); bytes counted but never posted go through tx_bql_unsent to
+ *   NAPI, the only completer.
  *   Receive ring: NAPI only.
  * - Paths (ipoib_arp.c): the hash table is written under priv->path_lock
  *   (spinlock, BH off) and read under RCU on transmit. A path's ah pointer
@@ -546,6 +547,7 @@ struct ipoib_dev {
 	unsigned int tx_head;		/* next slot to fill */
 	unsigned int tx_tail;		/* next slot to complete */
 	unsigned int tx_unposted;	/* slots before tx_head not posted */
+	bool tx_more;			/* this transmit's xmit_more */
 	unsigned int tx_unposted_bytes;
 	/* counted for BQL as sent but never posted; NAPI completes them */
 	atomic_t tx_bql_unsent;
@@ -743,8 +745,7 @@ void ipoib_cm_stop(struct ipoib_dev *priv);
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down);
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
-void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
-			struct ipoib_tx_done *done);
+void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);
 void ipoib_cm_rx_seen(struct ipoib_dev *priv, const struct ib_qp *qp);
 void ipoib_cm_show(struct ipoib_dev *priv, struct seq_file *m);
 

@@ -69,8 +69,11 @@ static void ipoib_cm_stop_queue(struct ipoib_dev *priv)
 
 /*
  * Send one skb (pseudo header still in front) over a live connection.
- * cm_lock held: it also guards the gather list; and the netif tx lock,
- * for byte queue limits.
+ * cm_lock held: it also guards the gather list. Not counted for byte
+ * queue limits: an RC send completes only when the peer acknowledges it,
+ * so one peer that takes nothing (RNR NAKs) would hold the queue every
+ * peer shares for seconds; the channel's ring and its stall rule
+ * (ipoib_cm_tx_stuck()) bound what waits here instead.
  */
 void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 {
@@ -116,15 +119,12 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	 * what waits here.
 	 */
 	skb_orphan(skb);
-	/* ... and complete it for byte queue limits: counted first */
-	netdev_tx_sent_queue(netdev_get_tx_queue(dev, 0), len);
 	if (unlikely(ib_post_send(chan->qp, &wr, NULL))) {
 		ipoib_warn_rl(priv, "CM post send failed\n");
 		ipoib_dma_unmap_skb(priv, skb, tx->mapping, nsge - 1);
 		tx->skb = NULL;
 		DEV_STATS_INC(dev, tx_errors);
 		dev_kfree_skb_any(skb);
-		ipoib_tx_unsent(priv, len);
 		return;
 	}
 	dev_sw_netstats_tx_add(dev, 1, len);
@@ -154,14 +154,11 @@ drop:
 void ipoib_cm_send_queued(struct ipoib_cm_chan *chan)
 {
 	struct ipoib_dev *priv = chan->priv;
-	struct netdev_queue *txq = netdev_get_tx_queue(priv->dev, 0);
 	struct sk_buff_head too_big;
 	struct sk_buff *skb;
 
 	__skb_queue_head_init(&too_big);
-	/* the order of ndo_start_xmit: the tx lock, then cm.lock */
-	__netif_tx_lock_bh(txq);
-	spin_lock(&priv->cm.lock);
+	spin_lock_bh(&priv->cm.lock);
 	while ((skb = __skb_dequeue(&chan->peer->queue))) {
 		if (ipoib_cm_ip_len(skb) > chan->mtu) {
 			__skb_queue_tail(&too_big, skb);
@@ -173,8 +170,7 @@ void ipoib_cm_send_queued(struct ipoib_cm_chan *chan)
 			ipoib_cm_send(chan, skb);
 		}
 	}
-	spin_unlock(&priv->cm.lock);
-	__netif_tx_unlock_bh(txq);
+	spin_unlock_bh(&priv->cm.lock);
 	while ((skb = __skb_dequeue(&too_big)))
 		ipoib_tx_too_big(priv, skb, chan->mtu);
 }
@@ -383,8 +379,7 @@ void ipoib_cm_tx_drain(struct ipoib_cm_chan *chan)
 		ipoib_cm_unhold(chan, IPOIB_CM_HOLD_TX);
 }
 
-void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
-			struct ipoib_tx_done *done)
+void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc)
 {
 	struct ipoib_cm_chan *chan = wc->qp->qp_context;
 	unsigned int id = wc->wr_id & ~IPOIB_OP_CM;
@@ -398,8 +393,6 @@ void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc,
 	tx = &chan->tx_ring[id];
 	ipoib_dma_unmap_skb(priv, tx->skb, tx->mapping,
 			    skb_shinfo(tx->skb)->nr_frags);
-	done->pkts++;
-	done->bytes += tx->skb->len;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
 			atomic_long_inc(&priv->counters.cm_rnr_failures);

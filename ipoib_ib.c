@@ -687,6 +687,8 @@ static void ipoib_drain_send_cq(struct ipoib_dev *priv,
  */
 void ipoib_tx_unsent(struct ipoib_dev *priv, unsigned int bytes)
 {
+	/* after the count of them: NAPI's clamp must see both */
+	smp_mb__before_atomic();
 	atomic_add(bytes, &priv->tx_bql_unsent);
 	napi_schedule(&priv->napi);
 }
@@ -704,9 +706,9 @@ static void ipoib_tx_completed(struct ipoib_dev *priv,
 	}
 #ifdef CONFIG_BQL
 	/*
-	 * Never more than is out (the library would BUG): a connection
-	 * leaked by a drain that never ended may complete sends counted
-	 * before the datapath restarted and the count with it.
+	 * Never more than is out (the library would BUG): a guard, since
+	 * every send is counted before it is posted and the count starts
+	 * again only with the rings, after a drain.
 	 */
 	if (unlikely(bytes > READ_ONCE(txq->dql.num_queued) -
 			     txq->dql.num_completed)) {
@@ -719,8 +721,7 @@ static void ipoib_tx_completed(struct ipoib_dev *priv,
 }
 
 /* Connected mode's send completions, every connection's: all of them. */
-static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv,
-				   struct ipoib_tx_done *done)
+static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv)
 {
 	struct ib_wc wc[IPOIB_POLL_BATCH];
 	int n, i;
@@ -730,7 +731,7 @@ static void ipoib_drain_cm_send_cq(struct ipoib_dev *priv,
 	do {
 		n = ib_poll_cq(priv->cm.send_cq, IPOIB_POLL_BATCH, wc);
 		for (i = 0; i < n; i++)
-			ipoib_cm_handle_tx(priv, &wc[i], done);
+			ipoib_cm_handle_tx(priv, &wc[i]);
 	} while (n == IPOIB_POLL_BATCH);
 }
 
@@ -776,8 +777,8 @@ static int ipoib_poll(struct napi_struct *napi, int budget)
 	int done = 0, n, i;
 
 	ipoib_drain_send_cq(priv, &sent);
-	ipoib_drain_cm_send_cq(priv, &sent);
 	ipoib_tx_completed(priv, &sent);
+	ipoib_drain_cm_send_cq(priv);
 	while (done < budget) {
 		n = ib_poll_cq(priv->recv_cq,
 			       min(budget - done, IPOIB_POLL_BATCH), wc);
@@ -922,9 +923,9 @@ void ipoib_ud_kick(struct ipoib_dev *priv)
 	unsigned int mask = priv->sendq_size - 1, n = priv->tx_unposted;
 	unsigned int first, bytes = priv->tx_unposted_bytes, lost = 0;
 	struct net_device *dev = priv->dev;
-	const struct ib_send_wr *bad;
+	const struct ib_send_wr *bad = NULL;
 	struct ipoib_tx_buf *tx;
-	unsigned int i, posted;
+	unsigned int i, posted = 0;
 
 	if (!n)
 		return;
@@ -938,8 +939,16 @@ void ipoib_ud_kick(struct ipoib_dev *priv)
 			atomic_long_add(n - 1, &priv->counters.tx_batched);
 		return;
 	}
-	tx = container_of(bad, struct ipoib_tx_buf, wr.wr);
-	posted = (unsigned int)(tx - priv->tx_ring - first) & mask;
+	/* the first refused; none named (a provider's bug): all refused */
+	if (bad) {
+		tx = container_of(bad, struct ipoib_tx_buf, wr.wr);
+		posted = (unsigned int)(tx - priv->tx_ring - first) & mask;
+		if (posted >= n) {
+			netdev_err(dev, "post send named WR %u of %u as refused\n",
+				   posted, n);
+			posted = 0;
+		}
+	}
 	ipoib_warn_rl(priv, "post send failed: %u of %u sends dropped\n",
 		      n - posted, n);
 	for (i = posted; i < n; i++) {
@@ -968,7 +977,7 @@ static bool ipoib_ud_more(struct ipoib_dev *priv)
 {
 	int batch = READ_ONCE(ipoib_tx_batch);
 
-	return netdev_xmit_more() &&
+	return priv->tx_more &&
 	       (batch > 0 || (batch < 0 && priv->hw_doorbell));
 }
 
@@ -1228,10 +1237,15 @@ static void ipoib_leak_unflushed(struct ipoib_dev *priv)
 		priv->rx_heads_mapping = NULL;
 		priv->rx_pool = NULL;
 	}
-	for (i = 0; i < sends; i++)
-		memset(&priv->tx_ring[(priv->tx_tail + i) &
-				      (priv->sendq_size - 1)], 0,
-		       sizeof(*priv->tx_ring));
+	for (i = 0; i < sends; i++) {
+		struct ipoib_tx_buf *tx = &priv->tx_ring[(priv->tx_tail + i) &
+							 (priv->sendq_size - 1)];
+
+		/* its socket may go: only the skb's memory is kept */
+		if (tx->skb)
+			skb_orphan(tx->skb);
+		memset(tx, 0, sizeof(*tx));
+	}
 	priv->tx_tail = priv->tx_head;
 	netdev_err(priv->dev, "%s never flushed %u receives and %u sends of UD QP 0x%06x: their buffers are leaked, not freed\n",
 		   dev_name(&priv->ca->dev), n, sends, priv->qp->qp_num);

@@ -353,16 +353,20 @@ static netdev_tx_t ipoib_xmit(struct ipoib_dev *priv, struct sk_buff *skb)
 /*
  * Datagrams sent with xmit_more wait for the doorbell, which rings with
  * the last of the batch, whatever it was (connected, queued, dropped),
- * or when the batch ends early because the queue stopped.
+ * or when the batch ends early because the queue stopped. xmit_more is
+ * read once: an ICMP error sent meanwhile (too big) transmits on another
+ * device, which rewrites it.
  */
 static netdev_tx_t ipoib_ndo_start_xmit(struct sk_buff *skb,
 					struct net_device *dev)
 {
 	struct ipoib_dev *priv = ipoib_priv(dev);
-	netdev_tx_t ret = ipoib_xmit(priv, skb);
+	netdev_tx_t ret;
 
+	priv->tx_more = netdev_xmit_more();
+	ret = ipoib_xmit(priv, skb);
 	if (unlikely(priv->tx_unposted) &&
-	    (!netdev_xmit_more() || ret != NETDEV_TX_OK ||
+	    (!priv->tx_more || ret != NETDEV_TX_OK ||
 	     netif_xmit_stopped(netdev_get_tx_queue(dev, 0))))
 		ipoib_ud_kick(priv);
 	return ret;

@@ -764,7 +764,7 @@ static bool ipoib_mcast_run(struct ipoib_dev *priv, bool up, bool may_cut)
 	u64 end = ktime_get_ns() + IPOIB_MCAST_PASS_MS * NSEC_PER_MSEC;
 	unsigned long next = 0;
 	struct ipoib_mcast *mc, *tmp;
-	bool sm_new, more = false;
+	bool sm_new, more = false, stepped = false;
 
 	ASSERT_RTNL();
 	mutex_lock(&priv->mcast_mutex);
@@ -797,10 +797,12 @@ static bool ipoib_mcast_run(struct ipoib_dev *priv, bool up, bool may_cut)
 	if (up && ipoib_mcast_sync_list(priv) && !next)
 		next = jiffies + IPOIB_UMCAST_RECHECK;
 	list_for_each_entry_safe(mc, tmp, &priv->mcasts, list) {
-		if (may_cut && ktime_get_ns() > end) {
+		/* one group at least: a slow start must not stall passes */
+		if (may_cut && stepped && ktime_get_ns() > end) {
 			more = true;
 			break;
 		}
+		stepped = true;
 		if (!ipoib_mcast_step(priv, mc, up)) {
 			spin_lock_bh(&priv->mcast_lock);
 			ipoib_mcast_set_router(priv, mc, false);
@@ -865,6 +867,9 @@ static void ipoib_mcast_work(struct work_struct *work)
 				goto out;
 			}
 			ipoib_path_flush(priv);
+			/* and come in a pass, and an RTNL hold, of their own */
+			ipoib_mcast_schedule(priv, 0);
+			goto out;
 		}
 		ipoib_mcast_run(priv, ipoib_port_active(priv), true);
 	}
