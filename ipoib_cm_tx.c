@@ -115,8 +115,8 @@ void ipoib_cm_send(struct ipoib_cm_chan *chan, struct sk_buff *skb)
 	 * which can take long: TCP's small-queue limit would hold the
 	 * socket to a couple of 64 KiB skbs meanwhile (measured on
 	 * soft-RoCE: connected TCP 17% slower), so the socket lets go now,
-	 * as with the in-tree driver; byte queue limits and the ring bound
-	 * what waits here.
+	 * as with the in-tree driver; the channel's ring bounds what waits
+	 * here.
 	 */
 	skb_orphan(skb);
 	if (unlikely(ib_post_send(chan->qp, &wr, NULL))) {

@@ -971,7 +971,7 @@ void ipoib_ud_kick(struct ipoib_dev *priv)
 /*
  * A doorbell per burst, not per packet, where it costs the device one: on
  * soft-RoCE, measured, bursts cost the receiver more than the sender
- * saves (datagram UDP about 8% lower), so there it is a parameter.
+ * saves (datagram UDP about 6% lower), so there it is a parameter.
  */
 static bool ipoib_ud_more(struct ipoib_dev *priv)
 {
