@@ -704,6 +704,8 @@ static void ipoib_tx_completed(struct ipoib_dev *priv,
 		bytes += atomic_xchg(&priv->tx_bql_unsent, 0);
 		pkts++;
 	}
+	if (!bytes)
+		return;
 #ifdef CONFIG_BQL
 	/*
 	 * Never more than is out (the library would BUG): a guard, since
@@ -1014,7 +1016,8 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 		return NETDEV_TX_BUSY;
 	id = priv->tx_head & mask;
 	tx = &priv->tx_ring[id];
-	memset(&tx->wr, 0, sizeof(tx->wr));
+	/* the checksum offload may add its flag */
+	tx->wr.wr.send_flags = IB_SEND_SIGNALED;
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (unlikely(ipoib_ud_tx_csum(priv, skb, &tx->wr.wr) ||
 		     ipoib_tx_gatherable(skb, priv->ud_tx_sge))) {
@@ -1030,11 +1033,8 @@ netdev_tx_t ipoib_ud_send(struct ipoib_dev *priv, struct sk_buff *skb,
 	tx->skb = skb;
 	tx->ah = ah;
 	ipoib_ah_get(ah);
-	tx->wr.wr.wr_id = id;
-	tx->wr.wr.sg_list = tx->sge;
+	tx->wr.wr.next = NULL;
 	tx->wr.wr.num_sge = nsge;
-	tx->wr.wr.opcode = IB_WR_SEND;
-	tx->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	tx->wr.ah = ah->ah;
 	tx->wr.remote_qpn = qpn;
 	tx->wr.remote_qkey = qkey;
@@ -1162,6 +1162,14 @@ static int ipoib_alloc_rings(struct ipoib_dev *priv)
 	priv->tx_tail = 0;
 	priv->tx_unposted = 0;
 	priv->tx_unposted_bytes = 0;
+	/* what a slot's work request never changes, set once */
+	for (i = 0; i < priv->sendq_size; i++) {
+		struct ib_send_wr *wr = &priv->tx_ring[i].wr.wr;
+
+		wr->wr_id = i;
+		wr->sg_list = priv->tx_ring[i].sge;
+		wr->opcode = IB_WR_SEND;
+	}
 	for (i = 0; i < priv->recvq_size; i++)
 		if (ipoib_rx_page_fill(priv, i, GFP_KERNEL))
 			goto fail;
