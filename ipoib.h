@@ -438,7 +438,7 @@ struct ipoib_counters {
 /* Connected mode (RFC 4755), ipoib_cm.c. Modes: IPOIB_MODE_* (if_link.h) */
 #define IPOIB_CM_MTU		65520	/* the largest IPoIB MTU, as in-tree */
 #define IPOIB_CM_BUF_SIZE	(IPOIB_CM_MTU + IPOIB_ENCAP_LEN)
-#define IPOIB_CM_RX_PAGES	DIV_ROUND_UP(IPOIB_CM_MTU, PAGE_SIZE)
+#define IPOIB_CM_RX_PAGES	DIV_ROUND_UP(IPOIB_CM_BUF_SIZE, PAGE_SIZE)
 #define IPOIB_CM_TX_SGE		(MAX_SKB_FRAGS + 1)	/* head + fragments */
 #define IPOIB_CM_MAX_CONNS	256
 #define IPOIB_CM_MAX_NONSRQ_DEFAULT	128	/* max_nonsrq_conn_qp, in-tree's */
@@ -450,10 +450,10 @@ struct ipoib_cm_tx_buf {
 	u64 mapping[IPOIB_CM_TX_SGE];	/* the head, then each fragment */
 };
 
+/* a message lands in the pages in order, its encapsulation header first */
 struct ipoib_cm_rx_buf {
-	struct sk_buff *skb;		/* the encapsulation header */
 	struct page *pages[IPOIB_CM_RX_PAGES];
-	u64 mapping[IPOIB_CM_RX_PAGES + 1];
+	u64 mapping[IPOIB_CM_RX_PAGES];
 };
 
 /*
@@ -463,6 +463,7 @@ struct ipoib_cm_rx_buf {
 struct ipoib_cm_rx_ring {
 	struct ipoib_cm_rx_buf *buf;
 	unsigned int size;
+	struct page_pool *pool;		/* its pages, recycled */
 	struct ib_qp *qp;		/* NULL: the SRQ's ring */
 	struct ipoib_cm_chan *chan;	/* whose ring, if not the SRQ's */
 	unsigned int index;		/* 0: the SRQ, n: priv->cm.nonsrq[n - 1] */
@@ -619,6 +620,14 @@ int ipoib_dma_map_skb(struct ipoib_dev *priv, struct sk_buff *skb, u64 *map,
 		      struct ib_sge *sge);
 void ipoib_dma_unmap_skb(struct ipoib_dev *priv, struct sk_buff *skb,
 			 const u64 *map, unsigned int nfrags);
+struct page_pool *ipoib_rx_pool_create(struct ipoib_dev *priv,
+				       unsigned int size);
+struct page *ipoib_rx_pool_get(struct ipoib_dev *priv, struct page_pool *pool,
+			       gfp_t gfp, u64 *mapping);
+void ipoib_rx_pool_release(struct ipoib_dev *priv, u64 mapping,
+			   unsigned int len);
+void ipoib_rx_pool_put(struct ipoib_dev *priv, struct page_pool *pool,
+		       struct page *page, u64 mapping);
 
 /* More fragments than @max_sge gathers, or a chain of skbs: one copy. */
 static inline int ipoib_tx_gatherable(struct sk_buff *skb,

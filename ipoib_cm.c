@@ -592,7 +592,7 @@ static void ipoib_cm_cq_event(struct ib_cq *cq, void *ctx)
 static bool ipoib_cm_srq_capable(struct ipoib_dev *priv)
 {
 	return priv->ca->attrs.max_srq > 0 &&
-	       priv->ca->attrs.max_srq_sge > IPOIB_CM_RX_PAGES &&
+	       priv->ca->attrs.max_srq_sge >= IPOIB_CM_RX_PAGES &&
 	       priv->ca->attrs.max_srq_wr >= priv->recvq_size;
 }
 
@@ -601,7 +601,7 @@ bool ipoib_cm_capable(struct ipoib_dev *priv)
 {
 	return (ipoib_cm_srq && ipoib_cm_srq_capable(priv)) ||
 	       (ipoib_max_nonsrq_conn_qp &&
-		priv->ca->attrs.max_recv_sge > IPOIB_CM_RX_PAGES &&
+		priv->ca->attrs.max_recv_sge >= IPOIB_CM_RX_PAGES &&
 		priv->ca->attrs.max_qp_wr >= priv->recvq_size);
 }
 

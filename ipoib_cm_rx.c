@@ -4,8 +4,10 @@
  * us: with an SRQ, one ring serves every connection, so receive memory
  * does not grow with the number of peers; without one (or cm_srq=0) each
  * connection gets a ring of its own, at most max_nonsrq_conn_qp of them.
- * A slot is the encapsulation header in a small skb head plus 16 pages
- * for up to 65520 octets of IP.
+ * A slot is 16 pages, in which a message (the encapsulation header, then
+ * up to 65520 octets of IP) lands in order. Each ring has a page pool:
+ * the pages a message filled go up the stack as fragments and come back
+ * to the pool when the stack is done with them.
  *
  * A receive's wr_id names its slot, its ring (0: the SRQ, n: nonsrq[n-1])
  * and the ring's generation, so a completion never needs wc->qp and one
@@ -16,86 +18,43 @@
 
 #include "ipoib.h"
 #include "ipoib_cm.h"
+#include "ipoib_compat.h"
 
 #define IPOIB_CM_WR_RING_SHIFT	16
 #define IPOIB_CM_WR_GEN_SHIFT	32
 #define IPOIB_CM_RX_COPYBREAK	256
+/* the IP header 16-byte aligned behind the 4-octet header */
+#define IPOIB_CM_RX_ALIGN	12
+/* idle pages a ring's pool keeps: one per slot (a sixteenth), at least this */
+#define IPOIB_CM_POOL_MIN	(4 * IPOIB_CM_RX_PAGES)
 
-static void ipoib_cm_free_rx_pages(struct ipoib_dev *priv,
-				   struct ipoib_cm_rx_buf *rx)
+static void ipoib_cm_free_rx_buf(struct ipoib_dev *priv,
+				 struct ipoib_cm_rx_ring *ring,
+				 struct ipoib_cm_rx_buf *rx)
 {
 	unsigned int i;
 
 	for (i = 0; i < IPOIB_CM_RX_PAGES; i++) {
 		if (!rx->pages[i])
 			continue;
-		ib_dma_unmap_page(priv->ca, rx->mapping[i + 1], PAGE_SIZE,
-				  DMA_FROM_DEVICE);
-		put_page(rx->pages[i]);
+		ipoib_rx_pool_put(priv, ring->pool, rx->pages[i],
+				  rx->mapping[i]);
 		rx->pages[i] = NULL;
 	}
 }
 
-static void ipoib_cm_free_rx_buf(struct ipoib_dev *priv,
-				 struct ipoib_cm_rx_buf *rx)
-{
-	if (rx->skb) {
-		ib_dma_unmap_single(priv->ca, rx->mapping[0], IPOIB_ENCAP_LEN,
-				    DMA_FROM_DEVICE);
-		dev_kfree_skb_any(rx->skb);
-		rx->skb = NULL;
-	}
-	ipoib_cm_free_rx_pages(priv, rx);
-}
-
-static struct sk_buff *ipoib_cm_alloc_head(struct ipoib_dev *priv, u64 *map,
-					   gfp_t gfp)
-{
-	struct sk_buff *skb;
-
-	skb = __netdev_alloc_skb(priv->dev, IPOIB_ENCAP_LEN +
-				 IPOIB_CM_RX_COPYBREAK + 12, gfp);
-	if (!skb)
-		return NULL;
-	/* the IP header lands 16-byte aligned behind the 4-octet header */
-	skb_reserve(skb, 12);
-	*map = ib_dma_map_single(priv->ca, skb->data, IPOIB_ENCAP_LEN,
-				 DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(priv->ca, *map)) {
-		dev_kfree_skb_any(skb);
-		return NULL;
-	}
-	return skb;
-}
-
-/* Fill the empty parts of a slot (process context): head, then pages. */
+/* Fill a slot, in process context, before the ring posts anything. */
 static int ipoib_cm_fill_rx_buf(struct ipoib_dev *priv,
+				struct ipoib_cm_rx_ring *ring,
 				struct ipoib_cm_rx_buf *rx)
 {
 	unsigned int i;
 
-	if (!rx->skb) {
-		rx->skb = ipoib_cm_alloc_head(priv, &rx->mapping[0],
-					      GFP_KERNEL);
-		if (!rx->skb)
-			return -ENOMEM;
-	}
 	for (i = 0; i < IPOIB_CM_RX_PAGES; i++) {
-		struct page *page;
-
-		if (rx->pages[i])
-			continue;
-		page = __dev_alloc_page(GFP_KERNEL);
-		if (!page)
+		rx->pages[i] = ipoib_rx_pool_get(priv, ring->pool, GFP_KERNEL,
+						 &rx->mapping[i]);
+		if (!rx->pages[i])
 			return -ENOMEM;
-		rx->mapping[i + 1] = ib_dma_map_page(priv->ca, page, 0,
-						     PAGE_SIZE,
-						     DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(priv->ca, rx->mapping[i + 1])) {
-			put_page(page);
-			return -EIO;
-		}
-		rx->pages[i] = page;
 	}
 	return 0;
 }
@@ -105,19 +64,19 @@ static int ipoib_cm_post_rx(struct ipoib_dev *priv,
 			    struct ipoib_cm_rx_ring *ring, unsigned int id)
 {
 	struct ipoib_cm_rx_buf *rx = &ring->buf[id];
-	struct ib_sge sge[IPOIB_CM_RX_PAGES + 1];
+	struct ib_sge sge[IPOIB_CM_RX_PAGES];
 	struct ib_recv_wr wr = {
 		.wr_id = id | IPOIB_OP_CM | IPOIB_OP_RECV |
 			 (u64)ring->index << IPOIB_CM_WR_RING_SHIFT |
 			 (u64)ring->gen << IPOIB_CM_WR_GEN_SHIFT,
 		.sg_list = sge,
-		.num_sge = IPOIB_CM_RX_PAGES + 1,
+		.num_sge = IPOIB_CM_RX_PAGES,
 	};
 	unsigned int i;
 
-	for (i = 0; i <= IPOIB_CM_RX_PAGES; i++) {
+	for (i = 0; i < IPOIB_CM_RX_PAGES; i++) {
 		sge[i].addr = rx->mapping[i];
-		sge[i].length = i ? PAGE_SIZE : IPOIB_ENCAP_LEN;
+		sge[i].length = PAGE_SIZE;
 		sge[i].lkey = priv->pd->local_dma_lkey;
 	}
 	if (!ring->qp)
@@ -141,33 +100,6 @@ static struct ipoib_cm_rx_ring *ipoib_cm_rx_ring_of(struct ipoib_dev *priv,
 	if (!ring || ring->gen != (u16)(wr_id >> IPOIB_CM_WR_GEN_SHIFT))
 		return NULL;
 	return ring;
-}
-
-/* Replacement pages for the first @n of a slot, all or nothing. */
-static int ipoib_cm_alloc_pages(struct ipoib_dev *priv, unsigned int n,
-				struct page **pages, u64 *mapping)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		pages[i] = dev_alloc_page();
-		if (!pages[i])
-			goto fail;
-		mapping[i] = ib_dma_map_page(priv->ca, pages[i], 0, PAGE_SIZE,
-					     DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(priv->ca, mapping[i])) {
-			put_page(pages[i]);
-			goto fail;
-		}
-	}
-	return 0;
-fail:
-	while (i--) {
-		ib_dma_unmap_page(priv->ca, mapping[i], PAGE_SIZE,
-				  DMA_FROM_DEVICE);
-		put_page(pages[i]);
-	}
-	return -ENOMEM;
 }
 
 /*
@@ -213,12 +145,14 @@ bad:
 }
 
 /*
- * Turn a filled slot into an skb of @len octets behind the encapsulation
- * header. Small messages are copied out of the first page; larger ones
- * take the pages they filled as fragments, which are replaced first: if
- * memory is short, NULL, and the slot is reposted as it was.
+ * Turn a filled slot into an skb of the @len octets received. Small
+ * messages are copied out of the first page; larger ones take the pages
+ * they filled as fragments (the encapsulation header copied), which are
+ * replaced from the pool first: if it has none, NULL, and the slot is
+ * reposted as it was. NAPI only: the pool's one consumer.
  */
 static struct sk_buff *ipoib_cm_rx_take(struct ipoib_dev *priv,
+					struct ipoib_cm_rx_ring *ring,
 					struct ipoib_cm_rx_buf *rx,
 					unsigned int len)
 {
@@ -226,47 +160,54 @@ static struct sk_buff *ipoib_cm_rx_take(struct ipoib_dev *priv,
 			 DIV_ROUND_UP(len, PAGE_SIZE);
 	struct page *pages[IPOIB_CM_RX_PAGES];
 	u64 mapping[IPOIB_CM_RX_PAGES];
-	struct sk_buff *skb, *head;
+	struct sk_buff *skb;
 	unsigned int i;
-	u64 head_map;
 
-	head = ipoib_cm_alloc_head(priv, &head_map, GFP_ATOMIC);
-	if (unlikely(!head))
+	skb = napi_alloc_skb(&priv->napi, IPOIB_CM_RX_ALIGN +
+			     (n ? IPOIB_ENCAP_LEN : len));
+	if (unlikely(!skb))
 		return NULL;
-	if (unlikely(ipoib_cm_alloc_pages(priv, n, pages, mapping))) {
-		ib_dma_unmap_single(priv->ca, head_map, IPOIB_ENCAP_LEN,
-				    DMA_FROM_DEVICE);
-		dev_kfree_skb_any(head);
-		return NULL;
-	}
-	skb = rx->skb;
-	ib_dma_unmap_single(priv->ca, rx->mapping[0], IPOIB_ENCAP_LEN,
-			    DMA_FROM_DEVICE);
-	rx->skb = head;
-	rx->mapping[0] = head_map;
-	skb_put(skb, IPOIB_ENCAP_LEN);
+	skb_reserve(skb, (IPOIB_CM_RX_ALIGN - NET_IP_ALIGN) & 15);
 	if (!n) {
-		ib_dma_sync_single_for_cpu(priv->ca, rx->mapping[1], len,
+		ib_dma_sync_single_for_cpu(priv->ca, rx->mapping[0], len,
 					   DMA_FROM_DEVICE);
 		skb_put_data(skb, page_address(rx->pages[0]), len);
-		ib_dma_sync_single_for_device(priv->ca, rx->mapping[1], len,
+		ib_dma_sync_single_for_device(priv->ca, rx->mapping[0], len,
 					      DMA_FROM_DEVICE);
+		return skb;
+	}
+	for (i = 0; i < n; i++) {
+		pages[i] = ipoib_rx_pool_get(priv, ring->pool, GFP_ATOMIC,
+					     &mapping[i]);
+		if (unlikely(!pages[i])) {
+			while (i--)
+				ipoib_rx_pool_put(priv, ring->pool, pages[i],
+						  mapping[i]);
+			dev_kfree_skb_any(skb);
+			return NULL;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		unsigned int frag = min_t(unsigned int, len, PAGE_SIZE);
+		unsigned int off = i ? 0 : IPOIB_ENCAP_LEN;
 
-		ib_dma_unmap_page(priv->ca, rx->mapping[i + 1], PAGE_SIZE,
-				  DMA_FROM_DEVICE);
-		skb_add_rx_frag(skb, i, rx->pages[i], 0, frag, PAGE_SIZE);
+		ipoib_rx_pool_release(priv, rx->mapping[i], frag);
+		if (!i)
+			skb_put_data(skb, page_address(rx->pages[0]),
+				     IPOIB_ENCAP_LEN);
+		skb_add_rx_frag(skb, i, rx->pages[i], off, frag - off,
+				PAGE_SIZE);
 		rx->pages[i] = pages[i];
-		rx->mapping[i + 1] = mapping[i];
+		rx->mapping[i] = mapping[i];
 		len -= frag;
 	}
+	skb_mark_for_recycle(skb);
 	return skb;
 }
 
 /* A filled slot: its message to the stack, or dropped and counted. */
 static void ipoib_cm_deliver(struct ipoib_dev *priv,
+			     struct ipoib_cm_rx_ring *ring,
 			     struct ipoib_cm_rx_buf *rx, const struct ib_wc *wc)
 {
 	struct net_device *dev = priv->dev;
@@ -281,8 +222,8 @@ static void ipoib_cm_deliver(struct ipoib_dev *priv,
 		DEV_STATS_INC(dev, rx_dropped);
 		return;
 	}
-	skb = ipoib_cm_rx_take(priv, rx,
-			       min_t(unsigned int, wc->byte_len - IPOIB_ENCAP_LEN,
+	skb = ipoib_cm_rx_take(priv, ring, rx,
+			       min_t(unsigned int, wc->byte_len,
 				     IPOIB_CM_RX_PAGES * PAGE_SIZE));
 	if (unlikely(!skb)) {
 		DEV_STATS_INC(dev, rx_dropped);
@@ -347,7 +288,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 		}
 	} else {
 		ipoib_cm_rx_seen(priv, wc->qp);
-		ipoib_cm_deliver(priv, &ring->buf[id], wc);
+		ipoib_cm_deliver(priv, ring, &ring->buf[id], wc);
 	}
 	if (ring->qp && (!ok || READ_ONCE(ring->closing))) {
 		/* its QP is going; a real error ends the channel */
@@ -358,7 +299,7 @@ void ipoib_cm_handle_rx(struct ipoib_dev *priv, struct ib_wc *wc)
 	}
 	if (unlikely(ipoib_test_rx_stalled(priv)) && !ring->qp) {
 		atomic_long_dec(&priv->counters.cm_rx_buffers);
-		ipoib_cm_free_rx_buf(priv, &ring->buf[id]);
+		ipoib_cm_free_rx_buf(priv, ring, &ring->buf[id]);
 		goto out;
 	}
 	if (unlikely(ipoib_cm_post_rx(priv, ring, id))) {
@@ -379,19 +320,26 @@ static void ipoib_cm_free_ring(struct ipoib_dev *priv,
 	unsigned int i;
 
 	for (i = 0; ring->buf && i < ring->size; i++) {
-		if (ring->buf[i].skb)
+		if (ring->buf[i].pages[0])
 			atomic_long_dec(&priv->counters.cm_rx_buffers);
-		ipoib_cm_free_rx_buf(priv, &ring->buf[i]);
+		ipoib_cm_free_rx_buf(priv, ring, &ring->buf[i]);
 	}
 	kvfree(ring->buf);
+	if (ring->pool)
+		page_pool_destroy(ring->pool);
 	ring->buf = NULL;
+	ring->pool = NULL;
 	ring->size = 0;
 }
 
-/* Allocate @ring's slots and post them all. */
+/*
+ * Allocate @ring's slots, then post them all: once one is posted, NAPI
+ * may take pages from the pool, so the filling must be over by then.
+ */
 static int ipoib_cm_fill_ring(struct ipoib_dev *priv,
 			      struct ipoib_cm_rx_ring *ring)
 {
+	struct page_pool *pool;
 	unsigned int i;
 	int ret;
 
@@ -399,12 +347,19 @@ static int ipoib_cm_fill_ring(struct ipoib_dev *priv,
 	ring->buf = kvcalloc(ring->size, sizeof(*ring->buf), GFP_KERNEL);
 	if (!ring->buf)
 		return -ENOMEM;
+	pool = ipoib_rx_pool_create(priv, max_t(unsigned int, ring->size,
+						IPOIB_CM_POOL_MIN));
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	ring->pool = pool;
 	for (i = 0; i < ring->size; i++) {
-		ret = ipoib_cm_fill_rx_buf(priv, &ring->buf[i]);
-		if (ring->buf[i].skb)
+		ret = ipoib_cm_fill_rx_buf(priv, ring, &ring->buf[i]);
+		if (ring->buf[i].pages[0])
 			atomic_long_inc(&priv->counters.cm_rx_buffers);
 		if (ret)
 			return ret;
+	}
+	for (i = 0; i < ring->size; i++) {
 		atomic_inc(&ring->posted);
 		ret = ipoib_cm_post_rx(priv, ring, i);
 		if (ret) {
@@ -436,7 +391,7 @@ int ipoib_cm_rx_open(struct ipoib_dev *priv)
 	struct ib_srq_init_attr srq_attr = {
 		.attr = {
 			.max_wr = priv->recvq_size,
-			.max_sge = IPOIB_CM_RX_PAGES + 1,
+			.max_sge = IPOIB_CM_RX_PAGES,
 		},
 	};
 	int ret;

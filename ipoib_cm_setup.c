@@ -171,7 +171,7 @@ static int ipoib_cm_prepare(struct ipoib_cm_chan *chan)
 	}
 	if (!priv->cm.use_srq) {
 		attr.cap.max_recv_wr = priv->recvq_size;
-		attr.cap.max_recv_sge = IPOIB_CM_RX_PAGES + 1;
+		attr.cap.max_recv_sge = IPOIB_CM_RX_PAGES;
 	}
 	qp = ib_create_qp(priv->pd, &attr);
 	if (IS_ERR(qp))

@@ -303,9 +303,9 @@ static int ipoib_post_recv(struct ipoib_dev *priv, unsigned int id)
 }
 
 /*
- * On an HCA that does DMA, the pool maps its pages once, for their life in
+ * On an HCA that does DMA, a pool maps its pages once, for their life in
  * it, where it unmaps those still out in the stack when it is destroyed;
- * elsewhere a page is mapped while it is in the ring (for a software HCA,
+ * elsewhere a page is mapped while it is in a ring (for a software HCA,
  * rxe or softib, that costs nothing: it takes kernel addresses).
  */
 static bool ipoib_rx_pool_maps(struct ipoib_dev *priv)
@@ -313,38 +313,80 @@ static bool ipoib_rx_pool_maps(struct ipoib_dev *priv)
 	return IPOIB_POOL_MAY_MAP && !ib_uses_virt_dma(priv->ca);
 }
 
+/*
+ * A pool of @size pages for one receive ring, allocated from by one
+ * context at a time: the ring's NAPI, or process context while the ring
+ * has nothing posted. Its pages come back when the stack frees the skbs
+ * that took them (skb_mark_for_recycle).
+ */
+struct page_pool *ipoib_rx_pool_create(struct ipoib_dev *priv,
+				       unsigned int size)
+{
+	struct page_pool_params pp = {
+		.order = 0,
+		.pool_size = size,
+		.nid = NUMA_NO_NODE,
+		.dma_dir = DMA_FROM_DEVICE,
+	};
+
+	if (ipoib_rx_pool_maps(priv)) {
+		pp.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV;
+		pp.dev = priv->ca->dma_device;
+		pp.max_len = PAGE_SIZE;
+	}
+	return page_pool_create(&pp);
+}
+
+/* A page from @pool, mapped for the HCA at *@mapping; @gfp as for pages. */
+struct page *ipoib_rx_pool_get(struct ipoib_dev *priv, struct page_pool *pool,
+			       gfp_t gfp, u64 *mapping)
+{
+	struct page *page = page_pool_alloc_pages(pool, gfp | __GFP_NOWARN);
+
+	if (!page)
+		return NULL;
+	if (ipoib_rx_pool_maps(priv)) {
+		*mapping = page_pool_get_dma_addr(page);
+		return page;
+	}
+	*mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
+				   DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(priv->ca, *mapping)) {
+		page_pool_put_full_page(pool, page, false);
+		return NULL;
+	}
+	return page;
+}
+
+/* The HCA is done with the page at @mapping: @len octets for the CPU. */
+void ipoib_rx_pool_release(struct ipoib_dev *priv, u64 mapping,
+			   unsigned int len)
+{
+	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
+	if (!ipoib_rx_pool_maps(priv))
+		ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
+}
+
+/* A page the stack never saw goes back to @pool (any context). */
+void ipoib_rx_pool_put(struct ipoib_dev *priv, struct page_pool *pool,
+		       struct page *page, u64 mapping)
+{
+	if (!ipoib_rx_pool_maps(priv))
+		ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
+	page_pool_put_full_page(pool, page, false);
+}
+
 /* A page for slot @id: @gfp is GFP_KERNEL when filling, else atomic. */
 static int ipoib_rx_page_fill(struct ipoib_dev *priv, unsigned int id,
 			      gfp_t gfp)
 {
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
-	struct page *page = page_pool_alloc_pages(priv->rx_pool,
-						  gfp | __GFP_NOWARN);
-	u64 mapping;
 
-	if (!page)
-		return -ENOMEM;
-	if (ipoib_rx_pool_maps(priv)) {
-		mapping = page_pool_get_dma_addr(page);
-	} else {
-		mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
-					  DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(priv->ca, mapping)) {
-			page_pool_put_full_page(priv->rx_pool, page, false);
-			return -ENOMEM;
-		}
-	}
-	rx->page = page;
-	rx->page_mapping = mapping;
-	return 0;
-}
-
-/* The page at @mapping leaves the ring: to the stack or back to the pool. */
-static void ipoib_rx_page_unmap(struct ipoib_dev *priv, u64 mapping)
-{
-	if (!ipoib_rx_pool_maps(priv))
-		ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE,
-				  DMA_FROM_DEVICE);
+	rx->page = ipoib_rx_pool_get(priv, priv->rx_pool, gfp,
+				     &rx->page_mapping);
+	return rx->page ? 0 : -ENOMEM;
 }
 
 /* Give back the page of rx_ring[id] (ring teardown, flushed receives). */
@@ -353,8 +395,8 @@ static void ipoib_free_rx_buf(struct ipoib_dev *priv, unsigned int id)
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
 
 	if (rx->page) {
-		ipoib_rx_page_unmap(priv, rx->page_mapping);
-		page_pool_put_full_page(priv->rx_pool, rx->page, false);
+		ipoib_rx_pool_put(priv, priv->rx_pool, rx->page,
+				  rx->page_mapping);
 		rx->page = NULL;
 	}
 }
@@ -436,8 +478,7 @@ static bool ipoib_rx_take_page(struct ipoib_dev *priv, unsigned int id,
 	}
 	if (ipoib_rx_page_fill(priv, id, GFP_ATOMIC))
 		return false;
-	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
-	ipoib_rx_page_unmap(priv, mapping);
+	ipoib_rx_pool_release(priv, mapping, len);
 	skb_add_rx_frag(skb, 0, page, 0, len, PAGE_SIZE);
 	skb_mark_for_recycle(skb);
 	return true;
@@ -1104,27 +1145,10 @@ static int ipoib_alloc_rx_heads(struct ipoib_dev *priv)
 	return 0;
 }
 
-/*
- * One pool per UD ring, used from its NAPI context (and from process
- * context only while NAPI is off: filling, draining). Its pages come back
- * from the stack when the skbs that took them are freed.
- */
 static int ipoib_create_rx_pool(struct ipoib_dev *priv)
 {
-	struct page_pool_params pp = {
-		.order = 0,
-		.pool_size = priv->recvq_size,
-		.nid = NUMA_NO_NODE,
-		.dma_dir = DMA_FROM_DEVICE,
-	};
-	struct page_pool *pool;
+	struct page_pool *pool = ipoib_rx_pool_create(priv, priv->recvq_size);
 
-	if (ipoib_rx_pool_maps(priv)) {
-		pp.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV;
-		pp.dev = priv->ca->dma_device;
-		pp.max_len = PAGE_SIZE;
-	}
-	pool = page_pool_create(&pp);
 	if (IS_ERR(pool))
 		return PTR_ERR(pool);
 	priv->rx_pool = pool;
