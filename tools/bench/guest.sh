@@ -15,6 +15,10 @@
 #   mscale   multicast at scale (mscale.sh): 1024 groups joined, sent to
 #            and left, RTNL meanwhile
 #   nscale   neighbours at scale (nscale.sh): RTT with 4096 paths
+#   ib       the InfiniBand test fabric in A (ib.sh): first packet and
+#            recovery from a port event, both modes
+#   cscale   connections at scale (cscale.sh): RTT with 256 connections
+#            into B, and their memory
 # B starts each server and signals A, A runs the client; a barrier ends each
 # measurement, so no two ever overlap. Both guests sample their CPU time
 # (/proc/stat) over each measurement. A writes key=value lines to
@@ -27,7 +31,7 @@
 #   BENCH_RC_SIZE  ib_send_bw -c RC message size (default 65536: one
 #                  connected-mode message, 65524 octets, rounded up)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (recv_queue_size=1024)
-#   BENCH_STEPS    the measurements to run, by name (default: all nine);
+#   BENCH_STEPS    the measurements to run, by name (default: all eleven);
 #                  udp_ib needs ud for its offered rate
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,7 +45,7 @@ GIDX=${BENCH_GID:-0}
 dir=$SHARED/bench
 res=$SHARED/result.env
 idx=$(($(printf '%d' "'$ROLE") - 64))
-STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover mscale nscale}
+STEPS=${BENCH_STEPS:-tcp_ib ud udp_ib tcp_eth tcp_cm rc recover mscale nscale ib cscale}
 IPERF_PORT=5201
 PERFTEST_PORT=18515
 
@@ -330,6 +334,9 @@ fi
 # shellcheck source=SCRIPTDIR/nscale.sh
 . "$top/tools/bench/nscale.sh"
 ! want nscale || nscale
+# shellcheck source=SCRIPTDIR/ib.sh
+. "$top/tools/bench/ib.sh"
+! want ib || ib_bench
 
 # 5. TCP over ibN in connected mode: both sides switch (measured as the
 # longest time without a reply), a ping sets up the connection before the
@@ -352,6 +359,10 @@ iperf_step tcp_cm $ib_ip -O 1
 # 6. raw RC verbs, one message per connected-mode message
 verbs_step rc "$RC_SIZE" ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC \
 	-s "$RC_SIZE" -D "$T" -F -p "$PERFTEST_PORT"
+
+# shellcheck source=SCRIPTDIR/cscale.sh
+. "$top/tools/bench/cscale.sh"
+! want cscale || cscale
 
 if want recover; then
 	recover_flap connected

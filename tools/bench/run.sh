@@ -8,7 +8,8 @@
 # iperf3 TCP over the underlying NIC; then iperf3 TCP over ibN in connected
 # mode and raw RC verbs (ib_send_bw -c RC, 64 KiB messages); and how long
 # traffic takes to come back after a link flap, a peer's reload and a mode
-# switch, and the first packet to a new neighbour (tools/bench/recover.sh).
+# switch, and the first packet to a new neighbour (tools/bench/recover.sh),
+# and on the InfiniBand test fabric (tools/bench/ib.sh).
 # Prints the tables and the ratios and writes them to build/bench/result.txt.
 #   KVER            kernel to boot (default 6.12.117+deb12-amd64)
 #   BENCH_TIME      seconds per measurement (default 10)
@@ -18,7 +19,7 @@
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
 #   BENCH_NSCALE_PATHS  paths A holds in nscale (default 4096)
 #   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc
-#                   recover mscale nscale)
+#                   recover mscale nscale ib cscale)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
 #                   guests boot with slub_debug=- : allocator debugging
 #                   costs the skb-heavy paths more than the verbs path)
@@ -36,6 +37,10 @@ t_start=$(date +%s)
 mkdir -p "$out"
 echo "bench: building ib_ipoib for $kver"
 make -s -C "$top" modules KVER="$kver"
+# the ib step's soft IB HCA, which guest A loads from build/KVER/softib
+make -s -C "$top/tools/softib" KVER="$kver"
+# the cscale step's peers, played by A
+make -s -C "$top/tools/cm_inject"
 
 vm_args=(--env "BENCH_TIME=$t")
 [ -z "${BENCH_UD_SIZE:-}" ] || vm_args+=(--env "BENCH_UD_SIZE=$BENCH_UD_SIZE")
@@ -71,13 +76,13 @@ others() {
 }
 
 rm -rf "$run" "$run.log"
-echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all nine}) (log: $run.log)"
+echo "bench: two guests of $kver, measurements of ${t}s each (${BENCH_STEPS:-all eleven}) (log: $run.log)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 others "$out/others" &
 watcher=$!
 trap 'kill "$watcher" 2>/dev/null || true' EXIT
 rc=0
-"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((12 * t + 700)) \
+"$top/tools/vm/run.sh" --kver "$kver" --guests 2 --timeout $((12 * t + 900)) \
 	--script "$top/tools/bench/guest.sh" --out "$run" "${vm_args[@]}" \
 	>"$run.log" 2>&1 || rc=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -195,6 +200,21 @@ slub=off
 		"steady RTT $(val steady_rtt_ms) ms;" \
 		"ratio $(ratio "$(val first_ms)" "$(val steady_rtt_ms)")" \
 		"(goal <= 2 on RoCE)"
+	echo "InfiniBand test fabric (softib, opensm): first ping to a" \
+		"forgotten neighbour (ARP, PathRecord) $(val ib_first_ms) ms;" \
+		"steady RTT $(val ib_steady_rtt_ms) ms; ratio" \
+		"$(ratio "$(val ib_first_ms)" "$(val ib_steady_rtt_ms)")" \
+		"(goal <= 3 on InfiniBand)"
+	echo "| InfiniBand: the SM takes the peer's port down and sweeps it back | datagram | connected |"
+	echo "| --- | ---: | ---: |"
+	echo "| the peer's port ACTIVE to A's first reply |" \
+		"$(val ib_port_datagram_reply_ms) | $(val ib_port_connected_reply_ms) |"
+	echo "| A's longest time without a reply (mostly the sweep) |" \
+		"$(val ib_port_datagram_gap_ms) | $(val ib_port_connected_gap_ms) |"
+	set -- $(val cscale_rtt)
+	echo "connections: A's ping RTT to B over theirs (median of 101)" \
+		"${1:-?} ms alone, ${2:-?} ms beside $(val cscale_peers) live" \
+		"connections into B; each injected one cost B $(val cscale_kb) kB"
 	echo
 	# mscale_leave: left groups, close s, gone s, RTNL max s, median s
 	set -- $(val mscale_leave)
