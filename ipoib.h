@@ -33,6 +33,10 @@
  *   off); bytes counted but never posted go through tx_bql_unsent to
  *   NAPI, the only completer.
  *   Receive ring: NAPI only.
+ * - Receive page pools (one per receive ring: UD, the SRQ, a connection's
+ *   own): pages are taken from a pool in process context only while its
+ *   ring has nothing posted (filling), then by NAPI only; they are given
+ *   back from any context but hard IRQ.
  * - Paths (ipoib_arp.c): the hash table is written under priv->path_lock
  *   (spinlock, BH off) and read under RCU on transmit. A path's ah pointer
  *   changes under path_lock; a sender takes its own ipoib_ah reference.
@@ -790,6 +794,13 @@ static inline bool ipoib_test_rx_stalled(struct ipoib_dev *priv)
 	return READ_ONCE(ipoib_test_stalled_ifindex) == priv->dev->ifindex;
 }
 
+extern atomic_t ipoib_test_rx_nopage;
+
+static inline bool ipoib_test_rx_nopage_now(void)
+{
+	return atomic_add_unless(&ipoib_test_rx_nopage, -1, 0);
+}
+
 static inline void ipoib_test_restart_gap(void)
 {
 	unsigned int ms = READ_ONCE(ipoib_test_restart_gap_ms);
@@ -803,6 +814,11 @@ static inline void ipoib_test_xmit_delay(void)
 }
 
 static inline bool ipoib_test_rx_stalled(struct ipoib_dev *priv)
+{
+	return false;
+}
+
+static inline bool ipoib_test_rx_nopage_now(void)
 {
 	return false;
 }

@@ -4,8 +4,8 @@
  * us: with an SRQ, one ring serves every connection, so receive memory
  * does not grow with the number of peers; without one (or cm_srq=0) each
  * connection gets a ring of its own, at most max_nonsrq_conn_qp of them.
- * A slot is 16 pages, in which a message (the encapsulation header, then
- * up to 65520 octets of IP) lands in order. Each ring has a page pool:
+ * A slot is the pages for 64 KiB (16 of 4 KiB), in which a message (the
+ * encapsulation header, then up to 65520 octets of IP) lands in order. Each ring has a page pool:
  * the pages a message filled go up the stack as fragments and come back
  * to the pool when the stack is done with them.
  *
@@ -23,9 +23,13 @@
 #define IPOIB_CM_WR_RING_SHIFT	16
 #define IPOIB_CM_WR_GEN_SHIFT	32
 #define IPOIB_CM_RX_COPYBREAK	256
-/* the IP header 16-byte aligned behind the 4-octet header */
+/* an skb's data offset: the IP header 16-byte aligned behind 4 octets */
 #define IPOIB_CM_RX_ALIGN	12
-/* idle pages a ring's pool keeps: one per slot (a sixteenth), at least this */
+/*
+ * A ring's pool keeps up to one idle page per slot (a sixteenth of the
+ * ring), at least this many, beside the 128 it caches for NAPI; a burst
+ * coming back beyond that goes to the page allocator.
+ */
 #define IPOIB_CM_POOL_MIN	(4 * IPOIB_CM_RX_PAGES)
 
 static void ipoib_cm_free_rx_buf(struct ipoib_dev *priv,
@@ -93,11 +97,14 @@ static struct ipoib_cm_rx_ring *ipoib_cm_rx_ring_of(struct ipoib_dev *priv,
 	struct ipoib_cm_rx_ring *ring;
 
 	if (!index)
-		return &priv->cm.srq_ring;
-	if (index > priv->cm.nonsrq_max)
+		ring = &priv->cm.srq_ring;
+	else if (index <= priv->cm.nonsrq_max)
+		ring = rcu_dereference(priv->cm.nonsrq[index - 1]);
+	else
 		return NULL;
-	ring = rcu_dereference(priv->cm.nonsrq[index - 1]);
-	if (!ring || ring->gen != (u16)(wr_id >> IPOIB_CM_WR_GEN_SHIFT))
+	/* the SRQ's too: a connection leaked by a failed drain may complete */
+	if (!ring ||
+	    READ_ONCE(ring->gen) != (u16)(wr_id >> IPOIB_CM_WR_GEN_SHIFT))
 		return NULL;
 	return ring;
 }
@@ -148,8 +155,8 @@ bad:
  * Turn a filled slot into an skb of the @len octets received. Small
  * messages are copied out of the first page; larger ones take the pages
  * they filled as fragments (the encapsulation header copied), which are
- * replaced from the pool first: if it has none, NULL, and the slot is
- * reposted as it was. NAPI only: the pool's one consumer.
+ * replaced from the pool first: if no page can be had, NULL, and the slot
+ * is reposted as it was. NAPI only: the pool's one consumer.
  */
 static struct sk_buff *ipoib_cm_rx_take(struct ipoib_dev *priv,
 					struct ipoib_cm_rx_ring *ring,
@@ -398,6 +405,8 @@ int ipoib_cm_rx_open(struct ipoib_dev *priv)
 
 	if (!priv->cm.use_srq)
 		return 0;
+	/* before the ring is filled: completions of the last one miss it */
+	WRITE_ONCE(priv->cm.srq_ring.gen, priv->cm.srq_ring.gen + 1);
 	priv->cm.srq = ib_create_srq(priv->pd, &srq_attr);
 	if (IS_ERR(priv->cm.srq)) {
 		ret = PTR_ERR(priv->cm.srq);

@@ -337,24 +337,32 @@ struct page_pool *ipoib_rx_pool_create(struct ipoib_dev *priv,
 	return page_pool_create(&pp);
 }
 
-/* A page from @pool, mapped for the HCA at *@mapping; @gfp as for pages. */
+/*
+ * A page from @pool, mapped for the HCA at *@mapping; @gfp as for pages.
+ * On failure NULL, and *@mapping is as it was: callers refill a slot
+ * whose old page must stay in place if no new one comes.
+ */
 struct page *ipoib_rx_pool_get(struct ipoib_dev *priv, struct page_pool *pool,
 			       gfp_t gfp, u64 *mapping)
 {
-	struct page *page = page_pool_alloc_pages(pool, gfp | __GFP_NOWARN);
+	struct page *page;
+	u64 dma;
 
+	if (!gfpflags_allow_blocking(gfp) && ipoib_test_rx_nopage_now())
+		return NULL;
+	page = page_pool_alloc_pages(pool, gfp | __GFP_NOWARN);
 	if (!page)
 		return NULL;
 	if (ipoib_rx_pool_maps(priv)) {
 		*mapping = page_pool_get_dma_addr(page);
 		return page;
 	}
-	*mapping = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE,
-				   DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(priv->ca, *mapping)) {
+	dma = ib_dma_map_page(priv->ca, page, 0, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(priv->ca, dma)) {
 		page_pool_put_full_page(pool, page, false);
 		return NULL;
 	}
+	*mapping = dma;
 	return page;
 }
 
@@ -362,13 +370,16 @@ struct page *ipoib_rx_pool_get(struct ipoib_dev *priv, struct page_pool *pool,
 void ipoib_rx_pool_release(struct ipoib_dev *priv, u64 mapping,
 			   unsigned int len)
 {
-	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
-	if (!ipoib_rx_pool_maps(priv))
+	/* the pool's pages stay mapped; an unmap syncs by itself */
+	if (ipoib_rx_pool_maps(priv))
+		ib_dma_sync_single_for_cpu(priv->ca, mapping, len,
+					   DMA_FROM_DEVICE);
+	else
 		ib_dma_unmap_page(priv->ca, mapping, PAGE_SIZE,
 				  DMA_FROM_DEVICE);
 }
 
-/* A page the stack never saw goes back to @pool (any context). */
+/* A page the stack never saw goes back to @pool (not from hard IRQ). */
 void ipoib_rx_pool_put(struct ipoib_dev *priv, struct page_pool *pool,
 		       struct page *page, u64 mapping)
 {
@@ -383,10 +394,14 @@ static int ipoib_rx_page_fill(struct ipoib_dev *priv, unsigned int id,
 			      gfp_t gfp)
 {
 	struct ipoib_rx_buf *rx = &priv->rx_ring[id];
+	struct page *page;
 
-	rx->page = ipoib_rx_pool_get(priv, priv->rx_pool, gfp,
-				     &rx->page_mapping);
-	return rx->page ? 0 : -ENOMEM;
+	/* failing, the slot keeps its page: it is posted again with it */
+	page = ipoib_rx_pool_get(priv, priv->rx_pool, gfp, &rx->page_mapping);
+	if (!page)
+		return -ENOMEM;
+	rx->page = page;
+	return 0;
 }
 
 /* Give back the page of rx_ring[id] (ring teardown, flushed receives). */

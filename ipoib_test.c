@@ -119,3 +119,29 @@ static const struct kernel_param_ops ipoib_test_rx_stall_ops = {
 };
 module_param_cb(test_cm_rx_stall, &ipoib_test_rx_stall_ops, NULL, 0200);
 MODULE_PARM_DESC(test_cm_rx_stall, "Test builds: write an interface name: its connected mode stops reposting receive buffers (empty: none)");
+
+atomic_t ipoib_test_rx_nopage = ATOMIC_INIT(0);
+
+static int ipoib_test_rx_nopage_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	atomic_set(&ipoib_test_rx_nopage, min_t(unsigned int, n, INT_MAX));
+	return 0;
+}
+
+static int ipoib_test_rx_nopage_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ipoib_test_rx_nopage));
+}
+
+static const struct kernel_param_ops ipoib_test_rx_nopage_ops = {
+	.set = ipoib_test_rx_nopage_set,
+	.get = ipoib_test_rx_nopage_get,
+};
+module_param_cb(test_rx_nopage, &ipoib_test_rx_nopage_ops, NULL, 0644);
+MODULE_PARM_DESC(test_rx_nopage, "Test builds: the next N receive refills (NAPI) find no page, as if memory ran out; reads what is left");
