@@ -281,6 +281,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_SM_NEW,	/* new SM or SA: failed joins retry now */
 	IPOIB_FLAG_ADDR_NEW,	/* an address was added: announce it */
 	IPOIB_FLAG_PORT_DOWN,	/* port error: connections are suspect */
+	IPOIB_FLAG_MTU_HINT,	/* said since open: the MTU rules out IPv6 */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -732,6 +733,7 @@ int ipoib_intf_prepare(struct ipoib_dev *priv, struct ipoib_hca *hca,
 		       u16 pkey);
 int ipoib_intf_register(struct ipoib_dev *priv);
 void ipoib_apply_mtu(struct ipoib_dev *priv);
+void ipoib_mtu_hint(struct ipoib_dev *priv);
 int ipoib_set_mode(struct ipoib_dev *priv, u16 mode);
 
 /* ipoib_child.c: P_Key children, by sysfs or rtnl */

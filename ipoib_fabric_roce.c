@@ -84,8 +84,11 @@ static void ipoib_roce_describe(struct ipoib_dev *priv, char *buf, size_t len)
 	ver = ipoib_roce_version(attr->gid_type);
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	snprintf(buf, len, "RoCE %s over %s", ver ? ver : "?",
-		 IS_ERR(ndev) ? "?" : ndev->name);
+	if (IS_ERR(ndev))
+		snprintf(buf, len, "RoCE %s over ?", ver ? ver : "?");
+	else
+		snprintf(buf, len, "RoCE %s over %s (MTU %u)", ver ? ver : "?",
+			 ndev->name, READ_ONCE(ndev->mtu));
 	rcu_read_unlock();
 	rdma_put_gid_attr(attr);
 }

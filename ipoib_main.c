@@ -300,6 +300,7 @@ static int ipoib_datapath_sync(struct ipoib_dev *priv, bool restart)
 
 static int ipoib_ndo_open(struct net_device *dev)
 {
+	clear_bit(IPOIB_FLAG_MTU_HINT, &ipoib_priv(dev)->flags);
 	return ipoib_datapath_sync(ipoib_priv(dev), false);
 }
 
@@ -411,6 +412,25 @@ void ipoib_apply_mtu(struct ipoib_dev *priv)
 	priv->dev->max_mtu = max;
 	mtu = priv->admin_mtu ? min(priv->admin_mtu, max) : ud;
 	ipoib_set_mtu(priv, mtu);
+}
+
+/*
+ * At carrier on: IPv6 needs a link MTU of 1280 (RFC 8200 s5), and the
+ * kernel turns it off on a link with less. The group's MTU decides it:
+ * on RoCE, an underlay of 1500 octets gives IB MTU 1024 and an IPoIB MTU
+ * of 1020. Said once per open, with what would restore it.
+ */
+void ipoib_mtu_hint(struct ipoib_dev *priv)
+{
+	unsigned int ud = IPOIB_UD_MTU(priv->mcast_mtu);
+	char where[64];
+
+	if (priv->dev->mtu >= IPV6_MIN_MTU || ud >= IPV6_MIN_MTU ||
+	    test_and_set_bit(IPOIB_FLAG_MTU_HINT, &priv->flags))
+		return;
+	priv->fabric->describe(priv, where, sizeof(where));
+	netdev_warn(priv->dev, "MTU %u is below IPv6's minimum of %u, so the kernel keeps IPv6 off here: the broadcast group's MTU is %u (%s); a group MTU of 2048 restores IPv6 (on RoCE, an underlay MTU of 2048 plus the RoCE headers: 2128 with rxe)\n",
+		    priv->dev->mtu, IPV6_MIN_MTU, priv->mcast_mtu, where);
 }
 
 /*

@@ -692,6 +692,7 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 			    dev->mtu);
 		set_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags);
 		netif_carrier_on(dev);
+		ipoib_mtu_hint(priv);
 	}
 }
 

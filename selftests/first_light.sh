@@ -60,6 +60,11 @@ check_interface() {	# check_interface IFNAME
 	# rxe behind a 1500-byte NIC: IB MTU 1024, UD MTU 1020
 	check "$ifc MTU follows the group: 1020" \
 		test "$(cat "/sys/class/net/$ifc/mtu")" = 1020
+	# below IPv6's 1280: the kernel keeps IPv6 off, and we say why, once
+	check "$ifc: the kernel log says once why IPv6 is off" \
+		test "$(dmesg | grep -c "$ifc: MTU 1020 is below IPv6's minimum of 1280.*(RoCE v2 over eth0 (MTU 1500)); a group MTU of 2048 restores IPv6")" = 1
+	check "$ifc has no IPv6 address" \
+		sh -c "! ip -6 addr show dev $ifc | grep -q inet6"
 	check_ethtool "$ifc"
 	check "$ifc goes down" ip link set "$ifc" down
 }
