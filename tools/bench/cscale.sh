@@ -8,12 +8,12 @@
 # REQ claims other QPNs, an RTU makes B's end live), and what they cost B:
 #   cscale_peers   live connections B held (debugfs ibN_cm)
 #   cscale_rtt     median RTT with one connection and with them all, ms
-#   cscale_kb      B's MemAvailable drop per injected connection, kB
+#   cscale_kb      B's MemAvailable drop per connection beyond A's, kB
 #                  (with its SRQ they share B's receive buffers)
 CSCALE_PEERS=${BENCH_CSCALE_PEERS:-256}
 
 cscale_live() {
-	grep -c ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm"
+	grep -c ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm" || true
 }
 
 cscale_mem() {	# kB, after dropping the caches
@@ -30,13 +30,16 @@ cscale() {
 			>"$dir/cscale.qpn"
 		cut -d: -f5- "/sys/class/net/$ifc/address" | tr -d : |
 			sed 's/\(....\)/\1:/g; s/:$//' >"$dir/cscale.gid"
+		# after A's first RTT figure: dropping caches would skew it
+		wait_for A cscale-go 120 || true
 		mem0=$(cscale_mem)
 		signal cscale-ready
 		wait_for A cscale-injected 300 || true
 		wait_until 60 test "$(cscale_live)" -ge "$CSCALE_PEERS" || true
 		live=$(cscale_live)
 		mem1=$(cscale_mem)
-		echo "$live $(((mem0 - mem1) / n))" >"$dir/cscale.B"
+		echo "$live $(((mem0 - mem1) / (live > 1 ? live - 1 : 1)))" \
+			>"$dir/cscale.B"
 		signal cscale-counted
 		wait_for A cscale-measured 120 || true
 		# the injected peers never talk: close them (and A's) now
@@ -46,6 +49,7 @@ cscale() {
 	else
 		modprobe ib_umad
 		before=$(rtt_median 101)
+		signal cscale-go
 		wait_for B cscale-ready 60 || true
 		"$inject" -N -t -n "$n" -l 0x10000 -u 0x20000 -w 60000 \
 			-e "$n" -S "0x$(cat "$dir/cscale.qpn")" valid \

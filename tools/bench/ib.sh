@@ -46,7 +46,9 @@ ib_port() {
 		"$(ms 0 "$(longest_gap "$(reply_after 0)" "$(now)")")"
 }
 
-# ib_setup: (A) the fabric swept, ib_ipoib's interfaces on it talking
+# ib_setup: (A) the fabric swept, ib_ipoib's interfaces on it talking.
+# ib_lib.sh's helpers join guest.sh's shell from here on: recover.sh's
+# names must differ from theirs (rxe_port_state, not port_state).
 ib_setup() {
 	# shellcheck source=SCRIPTDIR/../../selftests/ib_lib.sh
 	. "$top/selftests/ib_lib.sh"

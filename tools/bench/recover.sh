@@ -119,12 +119,12 @@ put_ms() {
 	fi
 }
 
-port_state() {
+rxe_port_state() {
 	cat /sys/class/infiniband/rxe0/ports/1/state
 }
 
-port_not_active() {
-	[[ "$(port_state)" != *ACTIVE* ]]
+rxe_port_not_active() {
+	[[ "$(rxe_port_state)" != *ACTIVE* ]]
 }
 
 # recover_flap MODE: (A) the underlay down for 0.3 s, then up
@@ -137,7 +137,7 @@ recover_flap() {
 		ping_start
 		if wait_until 10 replied_after 0; then
 			ip link set eth0 down
-			wait_until 5 port_not_active || true
+			wait_until 5 rxe_port_not_active || true
 			sleep 0.3
 			t_up=$(now)
 			ip link set eth0 up
