@@ -64,17 +64,9 @@ ib_setup() {
 }
 
 ib_bench() {
-	local ib_ip=10.30.0.2 first steady
+	local ib_ip=10.30.0.2
 	if [ "$ROLE" = A ] && ib_setup; then
-		ip link set "$if0" down
-		ip link set "$if0" up
-		wait_until 15 grep -qx up "/sys/class/net/$if0/operstate" ||
-			true
-		first=$(ping -n -c 1 -W 5 "$ib_ip" |
-			sed -n 's/.* time=\([0-9.]*\) ms/\1/p')
-		steady=$(rtt_median 21)
-		put_ms ib_first "$first"
-		put_ms ib_steady_rtt "$steady"
+		first_ping ib_ "$if0"
 		ib_port datagram
 		echo connected >"/sys/class/net/$if0/mode"
 		ip netns exec b sh -c "echo connected >/sys/class/net/$if1/mode"

@@ -235,20 +235,24 @@ rtt_median() {
 		sed -n "$((($1 + 1) / 2))p"
 }
 
+# first_ping PREFIX IFC: IFC down and up (no ARP entry, no path), then
+# the first ping to $ib_ip as PREFIXfirst and the median of the steady
+# pings after it as PREFIXsteady_rtt
+first_ping() {
+	local first steady
+	ip link set "$2" down
+	ip link set "$2" up
+	# operstate up: linkwatch has activated the queue
+	wait_until 15 grep -qx up "/sys/class/net/$2/operstate" || true
+	first=$(ping -n -c 1 -W 5 "$ib_ip" |
+		sed -n 's/.* time=\([0-9.]*\) ms/\1/p')
+	steady=$(rtt_median 21)
+	put_ms "${1}first" "$first"
+	put_ms "${1}steady_rtt" "$steady"
+}
+
 # recover_first: (A) the first ping after forgetting B, and steady pings
 recover_first() {
-	local first steady
-	if [ "$ROLE" = A ]; then
-		ip link set "$ifc" down
-		ip link set "$ifc" up
-		# operstate up: linkwatch has activated the queue
-		wait_until 15 grep -qx up "/sys/class/net/$ifc/operstate" ||
-			true
-		first=$(ping -n -c 1 -W 5 "$ib_ip" |
-			sed -n 's/.* time=\([0-9.]*\) ms/\1/p')
-		steady=$(rtt_median 21)
-		put_ms first "$first"
-		put_ms steady_rtt "$steady"
-	fi
+	[ "$ROLE" != A ] || first_ping "" "$ifc"
 	barrier first 60
 }
