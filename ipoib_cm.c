@@ -819,6 +819,8 @@ static bool ipoib_cm_close_all(struct ipoib_dev *priv)
  */
 void ipoib_cm_stop(struct ipoib_dev *priv)
 {
+	bool drained;
+
 	if (!test_and_clear_bit(IPOIB_FLAG_CM_UP, &priv->flags))
 		return;
 	/* xmit tests CM_UP under cm.lock: no channel starts after this */
@@ -828,12 +830,14 @@ void ipoib_cm_stop(struct ipoib_dev *priv)
 	cancel_delayed_work_sync(&priv->cm.gc_work);
 	/* set-up works end, seeing CM_UP cleared */
 	flush_workqueue(priv->cm.wq);
-	if (ipoib_cm_close_all(priv)) {
-		/* no receive completion may meet the ring while it goes */
-		napi_disable(&priv->napi);
+	drained = ipoib_cm_close_all(priv);
+	/* no receive completion may meet the ring while it goes */
+	napi_disable(&priv->napi);
+	if (drained)
 		ipoib_cm_rx_close(priv);
-		napi_enable(&priv->napi);
-	}
+	else
+		ipoib_cm_rx_forget(priv);
+	napi_enable(&priv->napi);
 	cancel_delayed_work_sync(&priv->cm.stall_work);
 	atomic_set(&priv->cm.tx_stopped, 0);
 }

@@ -170,6 +170,7 @@ int ipoib_cm_rep_received(struct ipoib_cm_chan *chan,
 /* ipoib_cm_rx.c */
 int ipoib_cm_rx_open(struct ipoib_dev *priv);
 void ipoib_cm_rx_close(struct ipoib_dev *priv);
+void ipoib_cm_rx_forget(struct ipoib_dev *priv);
 int ipoib_cm_rx_chan_open(struct ipoib_cm_chan *chan);
 void ipoib_cm_rx_chan_drain(struct ipoib_cm_chan *chan);
 void ipoib_cm_rx_chan_unpublish(struct ipoib_cm_chan *chan);

@@ -392,6 +392,22 @@ void ipoib_cm_rx_close(struct ipoib_dev *priv)
 	ipoib_cm_free_ring(priv, &priv->cm.srq_ring);
 }
 
+/*
+ * ndo_stop, NAPI off, when connections could not be drained: they and the
+ * SRQ are leaked, still posted; the next open's ring starts afresh under
+ * a new generation, which their completions do not carry.
+ */
+void ipoib_cm_rx_forget(struct ipoib_dev *priv)
+{
+	struct ipoib_cm_rx_ring *ring = &priv->cm.srq_ring;
+
+	WRITE_ONCE(ring->gen, ring->gen + 1);
+	priv->cm.srq = NULL;
+	ring->buf = NULL;
+	ring->pool = NULL;
+	ring->size = 0;
+}
+
 /* ndo_open: the SRQ and a buffer in each of its slots. */
 int ipoib_cm_rx_open(struct ipoib_dev *priv)
 {
@@ -405,8 +421,6 @@ int ipoib_cm_rx_open(struct ipoib_dev *priv)
 
 	if (!priv->cm.use_srq)
 		return 0;
-	/* before the ring is filled: completions of the last one miss it */
-	WRITE_ONCE(priv->cm.srq_ring.gen, priv->cm.srq_ring.gen + 1);
 	priv->cm.srq = ib_create_srq(priv->pd, &srq_attr);
 	if (IS_ERR(priv->cm.srq)) {
 		ret = PTR_ERR(priv->cm.srq);
