@@ -433,6 +433,58 @@ void ipoib_mtu_hint(struct ipoib_dev *priv)
 		    priv->dev->mtu, IPV6_MIN_MTU, priv->mcast_mtu, where);
 }
 
+#define IPOIB_OFFLOADS	(NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM | \
+			 NETIF_F_RXCSUM)
+
+/*
+ * Datagram mode: checksum offload only where the HCA computes IPv4
+ * checksums on UD; fragments gathered where the HCA gathers (with SG,
+ * the stack segments TCP late, into segments that share its pages,
+ * instead of copying each into a linear buffer). Connected mode
+ * gathers fragments and offers checksum offload for IPv4 and IPv6: the
+ * checksum is left to peers that take checksum-pending packets
+ * (ipoib_wire.h) and completed in software for the rest (ipoib_cm_tx.c).
+ * RXCSUM: trust what the transport vouches for (the HCA's UD checksum
+ * check; checksum-pending packets, which connections made while it is on
+ * ask peers for).
+ */
+static netdev_features_t ipoib_mode_features(struct ipoib_dev *priv)
+{
+	netdev_features_t can = NETIF_F_RXCSUM;
+
+	if (priv->mode == IPOIB_MODE_CONNECTED)
+		return can | NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM;
+	/* priv->ud_tx_sge follows this, once the UD QP exists */
+	if (priv->ca->attrs.max_send_sge >= 2)
+		can |= NETIF_F_SG;
+	if (priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM)
+		can |= NETIF_F_IP_CSUM;
+	return can;
+}
+
+static netdev_features_t ipoib_ndo_fix_features(struct net_device *dev,
+						netdev_features_t features)
+{
+	return features & (~IPOIB_OFFLOADS | ipoib_mode_features(ipoib_priv(dev)));
+}
+
+/*
+ * ethtool -k offers what the mode and device can do, the rest [fixed]
+ * (before registration, or under RTNL). Offloads that become possible
+ * are turned on, unless the user turned them off while they were offered.
+ */
+static void ipoib_set_hw_features(struct ipoib_dev *priv)
+{
+	struct net_device *dev = priv->dev;
+	netdev_features_t can = ipoib_mode_features(priv);
+	netdev_features_t off = dev->hw_features & IPOIB_OFFLOADS &
+				~dev->wanted_features;
+
+	dev->hw_features = (dev->hw_features & ~IPOIB_OFFLOADS) | can;
+	dev->wanted_features = (dev->wanted_features & ~IPOIB_OFFLOADS) |
+			       (can & ~off);
+}
+
 /*
  * The sysfs switch (under RTNL). Connected: MTU to 65520, as the in-tree
  * driver does; connections already up stay, so established TCP sessions
@@ -454,39 +506,13 @@ int ipoib_set_mode(struct ipoib_dev *priv, u16 mode)
 	}
 	priv->mode = mode;
 	priv->admin_mtu = mode == IPOIB_MODE_CONNECTED ? IPOIB_CM_MTU : 0;
+	ipoib_set_hw_features(priv);
 	netdev_update_features(dev);
 	ipoib_apply_mtu(priv);
 	netdev_info(dev, "%s mode, MTU %u\n",
 		    mode == IPOIB_MODE_CONNECTED ? "connected" : "datagram",
 		    dev->mtu);
 	return 0;
-}
-
-/*
- * Datagram mode: checksum offload only where the HCA computes IPv4
- * checksums on UD; fragments gathered where the HCA gathers (with SG,
- * the stack segments TCP late, into segments that share its pages,
- * instead of copying each into a linear buffer). Connected mode
- * gathers fragments and offers checksum offload for IPv4 and IPv6: the
- * checksum is left to peers that take checksum-pending packets
- * (ipoib_wire.h) and completed in software for the rest (ipoib_cm_tx.c).
- * RXCSUM: trust what the transport vouches for (the HCA's UD checksum
- * check; checksum-pending packets, which connections made while it is on
- * ask peers for).
- */
-static netdev_features_t ipoib_ndo_fix_features(struct net_device *dev,
-						netdev_features_t features)
-{
-	struct ipoib_dev *priv = ipoib_priv(dev);
-
-	if (priv->mode == IPOIB_MODE_CONNECTED)
-		return features;
-	features &= ~NETIF_F_IPV6_CSUM;
-	if (priv->ud_tx_sge < 2)
-		features &= ~NETIF_F_SG;
-	if (!(priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM))
-		features &= ~NETIF_F_IP_CSUM;
-	return features;
 }
 
 static bool ipoib_qp_broken(struct ipoib_dev *priv)
@@ -701,9 +727,7 @@ int ipoib_intf_prepare(struct ipoib_dev *priv, struct ipoib_hca *hca,
 	priv->pkey = ipoib_pkey_full(pkey);
 	priv->pkey_index = 0;
 
-	/* what each mode can do of these: ipoib_ndo_fix_features() */
-	dev->hw_features |= NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
-			    NETIF_F_RXCSUM;
+	ipoib_set_hw_features(priv);
 	dev->features |= dev->hw_features;
 
 	seqlock_init(&priv->gid_lock);

@@ -10,14 +10,15 @@ VM_TIMEOUT=700
 
 ipoib_start
 idx=$IDX ifc=$IFC
-# Transmit checksum offload only where the HCA has it for UD (not rxe);
-# gather where the HCA gathers (rxe does); receive checksums trusted where
-# the transport vouches for them (on, whatever the HCA).
+# Transmit checksum offload only where the HCA has it for UD (not rxe),
+# and not offered ([fixed]) where it cannot be turned on; gather where the
+# HCA gathers (rxe does); receive checksums trusted where the transport
+# vouches for them (on, whatever the HCA).
 offloads_match_hca() {
-	local k f want=off
+	local k f want='off \[fixed\]'
 	k=$(ethtool -k "$ifc") || return 1
 	ibv_devinfo -v -d rxe0 | grep -q UD_IP_CSUM && want=on
-	for f in "tx-checksum-ipv4: $want" "tx-checksum-ipv6: off" \
+	for f in "tx-checksum-ipv4: $want" "tx-checksum-ipv6: off \[fixed\]" \
 		"scatter-gather: on" "rx-checksumming: on"; do
 		if ! echo "$k" | grep -Eq "^[[:space:]]*$f"; then
 			echo "$k" | grep -E 'checksum|scatter'
@@ -27,6 +28,12 @@ offloads_match_hca() {
 	echo "$k" | grep -Eq '^[[:space:]]*tx-tcp-segmentation: off \[fixed\]'
 }
 check "offloads follow the HCA's capabilities (none on rxe)" offloads_match_hca
+# connected mode offers (and turns on) both checksums; back, they go again
+echo connected >"/sys/class/net/$ifc/mode"
+check "connected mode: tx-checksum-ipv6 offered and on" \
+	sh -c "ethtool -k $ifc | grep -Eq '^[[:space:]]*tx-checksum-ipv6: on\$'"
+echo datagram >"/sys/class/net/$ifc/mode"
+check "datagram mode again: offloads as before" offloads_match_hca
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
 check "IPv6 link-local address from the port GUID" \
