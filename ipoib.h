@@ -633,6 +633,8 @@ void ipoib_rx_pool_release(struct ipoib_dev *priv, u64 mapping,
 			   unsigned int len);
 void ipoib_rx_pool_put(struct ipoib_dev *priv, struct page_pool *pool,
 		       struct page *page, u64 mapping);
+void ipoib_rx_copy(struct ipoib_dev *priv, struct sk_buff *skb,
+		   const void *from, u64 mapping, unsigned int len);
 
 /* More fragments than @max_sge gathers, or a chain of skbs: one copy. */
 static inline int ipoib_tx_gatherable(struct sk_buff *skb,

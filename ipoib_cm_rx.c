@@ -176,11 +176,8 @@ static struct sk_buff *ipoib_cm_rx_take(struct ipoib_dev *priv,
 		return NULL;
 	skb_reserve(skb, (IPOIB_CM_RX_ALIGN - NET_IP_ALIGN) & 15);
 	if (!n) {
-		ib_dma_sync_single_for_cpu(priv->ca, rx->mapping[0], len,
-					   DMA_FROM_DEVICE);
-		skb_put_data(skb, page_address(rx->pages[0]), len);
-		ib_dma_sync_single_for_device(priv->ca, rx->mapping[0], len,
-					      DMA_FROM_DEVICE);
+		ipoib_rx_copy(priv, skb, page_address(rx->pages[0]),
+			      rx->mapping[0], len);
 		return skb;
 	}
 	for (i = 0; i < n; i++) {

@@ -466,8 +466,8 @@ static void ipoib_rx_drop(struct ipoib_dev *priv, struct sk_buff *skb,
  * Copy @len octets from the CPU's side of a mapping owned by the HCA,
  * then give it back to the HCA.
  */
-static void ipoib_rx_copy(struct ipoib_dev *priv, struct sk_buff *skb,
-			  const void *from, u64 mapping, unsigned int len)
+void ipoib_rx_copy(struct ipoib_dev *priv, struct sk_buff *skb,
+		   const void *from, u64 mapping, unsigned int len)
 {
 	ib_dma_sync_single_for_cpu(priv->ca, mapping, len, DMA_FROM_DEVICE);
 	skb_put_data(skb, from, len);
