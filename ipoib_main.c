@@ -16,6 +16,8 @@
 MODULE_AUTHOR("ib_ipoib developers");
 MODULE_DESCRIPTION("IP over InfiniBand (RFC 4391, RFC 4755) on IB and RoCE ports");
 MODULE_LICENSE("GPL");
+/* dkms.conf's PACKAGE_VERSION (selftests/dkms.sh checks they agree) */
+MODULE_VERSION("0.1");
 
 unsigned int ipoib_sendq_size = 128;
 unsigned int ipoib_recvq_size = 256;

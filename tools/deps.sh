@@ -12,7 +12,8 @@ qemu-system-x86 busybox-static vde2
 rdma-core ibverbs-utils libibverbs-dev libibumad-dev perftest
 iproute2 iputils-ping ethtool tcpdump tshark iperf3
 opensm infiniband-diags
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev shellcheck
+network-manager dbus ifupdown dkms"
 
 missing=
 for p in $PKGS; do
@@ -31,7 +32,8 @@ export DEBIAN_FRONTEND=noninteractive
 mkdir -p /etc/initramfs-tools/conf.d
 apt-get update -qq
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
-# Services (opensm's) must not start on the host: only guests run them.
+# Services (opensm's, NetworkManager's, ifupdown's networking) must not
+# start on the host: only guests run them, in their own overlay.
 if [ ! -e /usr/sbin/policy-rc.d ]; then
 	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
 	chmod 755 /usr/sbin/policy-rc.d

@@ -16,7 +16,9 @@
 # A test reads its settings from lines of its own that start with them
 # (GUESTS=, VM_SMP=, VM_TIMEOUT= seconds (default 300), CM_INJECT=1,
 # UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1, SOFTIB=1: the
-# test loads tools/softib's soft IB HCA, built here for the kernel).
+# test loads tools/softib's soft IB HCA, built here for the kernel;
+# DKMS=1: tools/vm/dkms-stage.sh first runs dkms for the kernel into
+# build/dkms/KVER, which the test reads).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
 #   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
 #                that debug kernel instead (make check-debug); its time
@@ -95,6 +97,7 @@ need_inject=
 need_ud_inject=
 need_hooks=
 need_softib=
+need_dkms=
 declare -A group_of=() limit_of=()
 groups=()
 for t in "$@"; do
@@ -103,6 +106,7 @@ for t in "$@"; do
 	[ "$(setting "$t" UD_INJECT '')" = 1 ] && need_ud_inject=1
 	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
 	[ "$(setting "$t" SOFTIB 0)" = 1 ] && need_softib=1
+	[ "$(setting "$t" DKMS 0)" = 1 ] && need_dkms=1
 	# guests-smp-hooks-allocfail
 	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
 	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
@@ -150,6 +154,18 @@ if [ -n "$need_softib" ] &&
 	sed 's/^/# /' "$build_log"
 	echo "1..$n"
 	exit 1
+fi
+
+# dkms add/build/install/remove into build/dkms/KVER (its steps are the
+# test's checks: a failed one fails the test, not the batch)
+if [ -n "$need_dkms" ]; then
+	if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
+		"$here/dkms-stage.sh" "$kver" "$DEBUG_MODROOT/lib/modules/$kver" \
+			"$top/build/dkms/$kver" "$DEBUG_KDIR"
+	else
+		"$here/dkms-stage.sh" "$kver" "/lib/modules/$kver" \
+			"$top/build/dkms/$kver"
+	fi >"$build_log" 2>&1
 fi
 
 # report OUT TEST: TAP of one test of a finished boot
