@@ -37,4 +37,5 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	chmod 755 /usr/sbin/policy-rc.d
 	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
+# shellcheck disable=SC2086 # package names are words
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -28,6 +28,7 @@ run_checkpatch() {
 	get_checkpatch
 	files=$(cd "$top" && git ls-files -co --exclude-standard \
 		'*.c' '*.h' | sort)
+	# shellcheck disable=SC2086 # file names are words
 	out=$(cd "$top" && "$cache/scripts/checkpatch.pl" --strict --no-tree \
 		--terse --show-types --quiet -f $files 2>&1 |
 		grep -v '^total: 0 errors, 0 warnings, 0 checks') || true
