@@ -50,6 +50,7 @@ for k in $KVERS; do
 	step "build W=1 $k, test build (TEST_HOOKS=1)" build_clean "$k" TEST_HOOKS=1
 done
 step "lint: checkpatch --strict" tools/lint.sh checkpatch
+step "lint: shellcheck" tools/lint.sh shellcheck
 for k in $KVERS; do
 	step "lint: sparse $k" tools/lint.sh sparse "$k"
 done

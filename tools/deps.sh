@@ -7,7 +7,7 @@ set -e
 PKGS="make gcc libc6-dev kmod cpio xz-utils zstd
 linux-headers-6.1.0-56-amd64 linux-image-6.1.0-56-amd64
 linux-headers-6.12.117+deb12-amd64 linux-image-6.12.117+deb12-amd64-unsigned
-linux-source-6.12 sparse flex bison bc libelf-dev
+linux-source-6.12 sparse shellcheck flex bison bc libelf-dev
 qemu-system-x86 busybox-static vde2
 rdma-core ibverbs-utils libibverbs-dev libibumad-dev perftest
 iproute2 iputils-ping ethtool tcpdump tshark iperf3
