@@ -15,6 +15,7 @@
 # deltas B reads then are final and are compared exactly. After
 # raw-oversized, which may take B's QP down for a moment, the fence is a
 # ping, repeated until B answers.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 UD_INJECT=1
 . "$(dirname "$0")/lib.sh"
@@ -127,7 +128,7 @@ if [ "$ROLE" = A ]; then
 		"$inject" "$@" "$gid" "$qpn" >"/tmp/inj.$name" 2>&1
 		rc=$?
 		cat "/tmp/inj.$name"
-		return $rc
+		return "$rc"
 	}
 	# ping_until_answered: the fence when B's QP may be down for a while:
 	# once a ping is answered, B has processed all that A sent before

@@ -18,6 +18,7 @@
 #   ethtool and debugfs are read: verbs objects and module references back
 #   to where they were, no loss on the parent;
 # - module parameters out of range: brought in range, with a log line.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=900
 . "$(dirname "$0")/lib.sh"
@@ -180,6 +181,7 @@ barrier ns-pinged
 # the same name in two namespaces: debugfs files of their own
 ip -n ns2 link set c2 down
 ip -n ns2 link set c2 name c1
+# shellcheck disable=SC2010 # debugfs names: no odd characters
 check "debugfs: c1 of ns1 and c1 of ns2 both have files (c1@nsINUM_path)" \
 	test "$(ls /sys/kernel/debug/ipoib | grep -c '^c1@ns[0-9]*_path$')" = 2
 ip -n ns2 link set c1 name c2
@@ -234,7 +236,9 @@ res() {	# verbs objects of rxe0
 	rdma resource show | sed -n 's/^[0-9]*: rxe0: //p'
 }
 settle_res() {	# wait until the counts are back to $1
+	# shellcheck disable=SC2034 # used by the eval
 	local want=$1
+	# shellcheck disable=SC2016 # expanded by eval, at each try
 	wait_until 20 eval '[ "$(res)" = "$want" ]'
 }
 barrier churn-start

@@ -11,6 +11,7 @@
 # goes must drain by completion and be destroyed: afterwards both guests
 # hold exactly the verbs objects (pd, cq, qp, mr, srq) they held before
 # the first connection, and a connection comes up again at once.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_SMP=2
 VM_TIMEOUT=600

@@ -18,6 +18,7 @@
 #    immediate data pointing outside the packet or into the IP header:
 #    those are counted and dropped, with a log line each, no warning.
 # Before all that, datagram mode on rxe offers no offload at all.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=700
 CM_INJECT=1

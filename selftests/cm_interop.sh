@@ -14,6 +14,7 @@
 # - nothing ever arrives on a connection A opened (cm_rx_misdirected 0);
 # - a second round after B dropped its connections (interface down/up)
 #   starts from B's side and keeps the same rules.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=600
 [ "${ROLE:-}" = A ] && IPOIB_MODPARAMS="${IPOIB_MODPARAMS:-} cm_bidir=0"

@@ -23,6 +23,7 @@
 #    B routes, too: its route to A learns A's MTU from the first packet
 #    too big, so a source that ignores the ICMP and sends without DF is
 #    fragmented by B from the next packet on (ip_forward_use_pmtu=1).
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=700
 [ "${ROLE:-}" = A ] && IPOIB_MODPARAMS="${IPOIB_MODPARAMS:-} cm_srq=0"
@@ -30,7 +31,6 @@ VM_TIMEOUT=700
 
 ipoib_start
 idx=$IDX ifc=$IFC
-peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 dbg=/sys/kernel/debug/ipoib
 
 # our SRQs in rdma resource (kernel resources name their module)
@@ -201,7 +201,7 @@ if [ "$ROLE" = B ]; then
 	check "2b: ... over a connection A accepted" \
 		grep -q ' active live MTU: 65520' "$dbg/${ifc}_cm"
 	check "2b: a 5000-octet ping that must not fragment goes through" \
-		ping -c 1 -W 5 -M do -s 5000 10.20.0.1
+		ping -c 1 -W 5 -M "do" -s 5000 10.20.0.1
 	signal mixed-pinged
 else
 	wait_for B mixed-pinged 90
@@ -242,7 +242,7 @@ if [ "$ROLE" = B ]; then
 	conns0=$(stat_of cm_connections)
 	check "3: B pings A (1000 octets)" ping -c 2 -W 5 -s 1000 10.20.0.1
 	check_fail "3: a 5000-octet ping that must not fragment fails" \
-		ping -c 1 -W 5 -M do -s 5000 10.20.0.1
+		ping -c 1 -W 5 -M "do" -s 5000 10.20.0.1
 	ip route get 10.20.0.1 | sed 's/^/#   /'
 	check "3: ... and B learnt A's path MTU, the UD MTU" \
 		sh -c "ip route get 10.20.0.1 | grep -q 'mtu 4092'"

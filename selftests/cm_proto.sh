@@ -14,6 +14,7 @@
 #   REJ the tool answers it with closes B's side cleanly;
 # - REQs crossing (s3.3): both guests start a connection at the same
 #   moment, many times; every time exactly one connection results.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=600
 CM_INJECT=1
@@ -120,9 +121,11 @@ if [ "$ROLE" = A ]; then
 		test "$(stat_of cm_connections)/$(stat_of cm_failures)" = "$conns0/$fail0"
 	check "... and is live" grep -q "QPN: 0x$bq .* live " "$dbg/${ifc}_cm"
 else
+	# shellcheck disable=SC2034 # used by the eval below
 	aq=$(cat "$SHARED/qpn.A")
 	wait_for A forged 90
 	sed 's/^/#   /' "$dbg/${ifc}_cm"
+	# shellcheck disable=SC2016 # expanded by eval, at each try
 	check "forged: B holds the real and the forged connection, both live" \
 		wait_until 10 eval '[ "$(grep -c "QPN: 0x$aq .* live " "$dbg/${ifc}_cm")" = 2 ]'
 	conns0=$(stat_of cm_connections)

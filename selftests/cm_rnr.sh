@@ -16,6 +16,7 @@
 # on HCAs that report RNR retries exceeded; rxe reports transport retries
 # exceeded). (Before: the full connection stopped A's only queue until
 # the transmit watchdog restarted the interface.)
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_SMP=2
 VM_TIMEOUT=400
@@ -99,14 +100,14 @@ while time.time() < end:
 	log "stuck sends dropped (cm_tx_stalled): $(stat_of cm_tx_stalled), failures: $(($(stat_of cm_failures) - fail0)), of them RNR: $(($(stat_of cm_rnr_failures) - rnr0))"
 	kill "$blaster" 2>/dev/null
 	wait "$blaster"
-	signal done
+	signal "done"
 else
 	wait_for A connected 120
 	echo "$ifc.s" >"$param/test_cm_rx_stall"
 	signal stalled
-	wait_for A done 120
+	wait_for A "done" 120
 	echo >"$param/test_cm_rx_stall"
 	ip link del "$ifc.s"
 fi
-barrier done
+barrier "done"
 finish

@@ -14,6 +14,7 @@
 # - with cm_srq=0 recv_queue_size=16, each gets a ring of its own of 16
 #   buffers (1 MiB), and the figures show it.
 # Then B takes them down (interface down) cleanly, every buffer freed.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=600
 PEERS=64

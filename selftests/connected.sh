@@ -8,6 +8,7 @@
 # fragments), a switch back and forth under iperf3 that TCP survives, an
 # underlay flap with traffic back within a second, and the
 # peer's module unloaded in the middle of a connected transfer.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=700
 . "$(dirname "$0")/lib.sh"
@@ -18,13 +19,13 @@ peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 sys=/sys/class/net/$ifc
 dbg=/sys/kernel/debug/ipoib
 
-check "mode starts as datagram" test "$(cat $sys/mode)" = datagram
+check "mode starts as datagram" test "$(cat "$sys/mode")" = datagram
 check "the address advertises RC (flags 0x80)" \
-	test "$(cut -d: -f1 $sys/address)" = 80
+	test "$(cut -d: -f1 "$sys/address")" = 80
 check_fail "mode rejects other words" sh -c "echo bogus > $sys/mode"
 echo connected >"$sys/mode"
-check "mode switches to connected" test "$(cat $sys/mode)" = connected
-check "connected mode raises the MTU to 65520" test "$(cat $sys/mtu)" = 65520
+check "mode switches to connected" test "$(cat "$sys/mode")" = connected
+check "connected mode raises the MTU to 65520" test "$(cat "$sys/mtu")" = 65520
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 ip addr add "fd00:20::$idx/64" dev "$ifc" nodad
 barrier configured
@@ -95,7 +96,7 @@ if [ "$ROLE" = A ]; then
 	sleep 2
 	echo datagram >"$sys/mode"
 	check "datagram again: the MTU is the UD MTU" \
-		test "$(cat $sys/mtu)" = 4092
+		test "$(cat "$sys/mtu")" = 4092
 	sleep 3
 	echo connected >"$sys/mode"
 	wait $ipid
@@ -126,7 +127,7 @@ if [ "$ROLE" = A ]; then
 		# big" (that would lower the route's MTU, and DF pings fail)
 		check "underlay flap $flap: 30000-octet pings with DF go over a connection within 5 s" \
 			wait_until $((5 * VM_SLOW)) \
-			ping -c 1 -W 1 -M do -s 30000 10.20.0.2
+			ping -c 1 -W 1 -M "do" -s 30000 10.20.0.2
 		check "underlay flap $flap: ... over a connection made after the flap" \
 			test "$(stat_of cm_connections)" -gt "$conns"
 		if [ "$CHECK_RC" != 0 ]; then

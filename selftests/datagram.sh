@@ -4,6 +4,7 @@
 # Datagram mode (RFC 4391) between two soft-RoCE guests: the broadcast
 # group brings the carrier up, IPv4 with ARP and IPv6 with ND work both
 # ways, and the neighbour entries carry the peer's 20-octet address.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=700
 . "$(dirname "$0")/lib.sh"

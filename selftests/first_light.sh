@@ -5,6 +5,7 @@
 # RFC 4391 link-layer and broadcast addresses, follows RDMA devices coming
 # and going, and unloads cleanly. Guest A loads the module before soft-RoCE
 # exists (hotplug path), guest B after (client registration path).
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 . "$(dirname "$0")/lib.sh"
 

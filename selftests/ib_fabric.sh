@@ -9,6 +9,7 @@
 # The two interfaces, in two network namespaces, then ping, ping6 and
 # iperf3 in datagram mode over the SA's path (which debugfs shows as the
 # SA gave it) and in connected mode over an RC connection set up by ib_cm.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=240
@@ -73,6 +74,7 @@ check "ethtool: link speed = ibstat's rate ($rate Gb/s), full duplex" \
 # (default 1). One line per member: MGID PortGID
 mc=$(saquery -C softib1 --smkey 1 -m 2>&1 | awk -F. '
 	/MGID/ { mgid = $NF } /PortGid/ { print mgid, $NF }')
+# shellcheck disable=SC2001 # a prefix on every line
 sed 's/^/# MCMemberRecord: /' <<<"$mc"
 both_members() {
 	grep -q "^ff12:401b:ffff::ffff:ffff $gid0\$" <<<"$mc" &&
@@ -93,7 +95,7 @@ check "datagram: ping from softib0's interface to softib1's" \
 check "datagram: ping6 over the link-local addresses" \
 	ping -6 -c 3 -i 0.3 -W 5 \
 	"$(ip -n b -6 addr show dev "$if1" scope link | awk '/inet6/ { sub("/.*", "", $2); print $2 }')%$if0"
-cat /sys/kernel/debug/softib/softib0 | sed 's/^/# softib0: /'
+sed 's/^/# softib0: /' /sys/kernel/debug/softib/softib0
 
 # The path the driver resolved through the SA is the SA's PathRecord
 pr=$(saquery -C softib0 --src-to-dst "$((lid0)):$((lid1))" 2>&1)

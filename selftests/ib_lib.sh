@@ -6,9 +6,13 @@
 # softib1) and Debian's opensm as its subnet manager.
 
 sib=$IPOIB_TOP/build/$(uname -r)/softib/softib.ko
+# shellcheck disable=SC2034 # used by the tests
 guid0=0x0200534200000001
+# shellcheck disable=SC2034 # used by the tests
 guid1=0x0200534200000101
+# shellcheck disable=SC2034 # used by the tests
 gid0=fe80::200:5342:0:1
+# shellcheck disable=SC2034 # used by the tests
 gid1=fe80::200:5342:0:101
 sysib=/sys/class/infiniband
 osm_pid=
@@ -84,6 +88,7 @@ opensm_start() {
 	OSM_CACHE_DIR=/tmp/osm-$guid opensm -F "$osm_conf" -g "$guid" \
 		-P /tmp/partitions.conf -f "/tmp/osm-$guid.log" -s 2 "$@" \
 		>/dev/null 2>&1 &
+	# shellcheck disable=SC2034 # used by the tests
 	osm_pid=$!
 }
 

@@ -25,6 +25,7 @@
 #   a NonMember, the groups the SA lists and those it reports created
 #   later, receives their traffic, drops a deleted one, and leaves all
 #   of them when allmulticast goes off.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
@@ -224,6 +225,7 @@ g12=ff12:401b:ffff::f01:20c
 joins0=$(stat_b "$if1" mcast_joins)
 ip netns exec b python3 "$mc" send 239.1.2.12 5007 "$if1" 40
 joins1=$(stat_b "$if1" mcast_joins)
+# shellcheck disable=SC2016 # expanded by eval
 check "the router sends to a new group: it joins it once, as a full member" \
 	eval 'grep -q "GID: $g12 .*complete: yes .*join: full member" "$mcg1" &&
 		[ $((joins1 - joins0)) -le 2 ]'
@@ -231,14 +233,18 @@ log "the router's joins while sending 40 datagrams over 2 s: $((joins1 - joins0)
 check "... and the SA keeps the group" sa_has "$g12" "$gid1" 0x1
 kill "$l11"
 wait "$l11"
+# shellcheck disable=SC2016 # expanded by eval
 check "... its listener leaves: the group goes (the router holds it not)" \
 	wait_until 10 eval 'm=$(sa_members) && ! grep -q "^$g11 " <<<"$m"'
+# shellcheck disable=SC2016 # expanded by eval
 check "... and the router forgets it" \
 	wait_until 5 eval '! grep -q "GID: $g11 " "$mcg1"'
 ip -n b link set "$if1" allmulticast off
+# shellcheck disable=SC2016 # expanded by eval
 check "allmulticast off: the router leaves its groups" \
 	wait_until 10 eval '! grep -q "GID: $g10 " "$mcg1" && m=$(sa_members) &&
 		! grep -qx "$g10 $gid1 0x2" <<<"$m"'
+# shellcheck disable=SC2016 # expanded by eval
 check "... and cancels its subscriptions with the SA" \
 	wait_until 10 eval 'm=$(sa_subscriptions) && ! grep -q "^$gid1 " <<<"$m"'
 kill "$l10"
@@ -258,6 +264,7 @@ following() {	# following N0 N1: both ports subscribed since the counts
 check "both ports subscribe to MCG create and delete (InformInfo)" \
 	wait_until 10 following "$sub0" "$sub1"
 sa_subscriptions | sed 's/^/# SA subscription: /'
+# shellcheck disable=SC2016 # expanded by eval
 check "... the SA lists softib0's subscriptions to traps 66 and 67" \
 	eval 'sa_subscriptions | grep -qx "$gid0 66" &&
 		sa_subscriptions | grep -qx "$gid0 67"'
@@ -270,6 +277,7 @@ failed_send_join() {	# failed_send_join BACKOFF
 }
 check "no listener: the sender's SendOnlyNonMember join fails" \
 	wait_until 10 failed_send_join 1
+# shellcheck disable=SC2016 # expanded by eval
 check "... and creates no group" eval 'm=$(sa_members) && ! grep -q "^$g8 " <<<"$m"'
 check "... its retries back off to 8 s" wait_until 30 failed_send_join 8
 reports0=$(ifc=$if0 stat_of mcast_sa_reports)
@@ -278,6 +286,7 @@ ip netns exec b python3 "$mc" recv 239.1.2.8 5004 "$if1" 30 >/tmp/rx8 &
 rxpid=$!
 wait_until 5 grep -q ready /tmp/rx8	# joined (by IP; its IB join follows)
 t0=$(date +%s.%N)
+# shellcheck disable=SC2016 # expanded by eval
 check "a listener creates the group: its first datagram arrives" \
 	wait_until 10 eval '[ "$(received /tmp/rx8)" -ge 1 ]'
 t_first=$(echo "$(date +%s.%N) - $t0" | bc)
@@ -290,8 +299,10 @@ check "... the sender heard of it from the SA (mcast_sa_reports)" \
 check "... and is a SendOnlyNonMember on the SA" sa_has "$g8" "$gid0" 0x4
 kill "$rxpid"
 wait "$rxpid"
+# shellcheck disable=SC2016 # expanded by eval
 check "the listener leaves: the group is gone from the SA" \
 	wait_until 10 eval 'm=$(sa_members) && ! grep -q "^$g8 " <<<"$m"'
+# shellcheck disable=SC2016 # expanded by eval
 check "... the sender heard (deleted) and dropped its membership" \
 	wait_until 5 eval 'dmesg | grep -q "$if0: the SA reports $g8 deleted" &&
 		grep -q "GID: $g8 .*complete: no" "$mcg0"'
@@ -359,6 +370,7 @@ check "... the join within $lim s of opensm's start, the path within $((lim + 1)
 check "... the ports subscribe again with the new SA" \
 	wait_until 10 following "$sub0" "$sub1"
 python3 "$mc" send 239.1.2.7 5003 "$if0" 10
+# shellcheck disable=SC2016 # expanded by eval
 check "... and the group carries traffic" \
 	wait_until 5 eval '[ "$(received /tmp/rx7)" = 10 ]'
 kill "$rxpid" 2>/dev/null

@@ -10,6 +10,7 @@
 # the P_Key out of one port's table (the child loses carrier) and puts
 # it back (carrier and traffic return; the time from the SM's sweep to
 # the first reply is measured).
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=240

@@ -14,6 +14,7 @@
 # - handover to a second opensm of higher priority on the other port,
 #   then failover back when it dies (SM_CHANGE on both ports).
 # Afterwards the verbs objects are as before the events.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300

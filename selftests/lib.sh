@@ -21,7 +21,11 @@ IPOIB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 if [ -z "${ROLE:-}" ]; then
 	# On the host: a batch of one (tools/vm/batch.sh reads the settings
-	# above from this script's text).
+	# above from this script's text; named here for shellcheck, which
+	# would take them for unused).
+	: "${GUESTS:-}" "${VM_TIMEOUT:-}" "${VM_SMP:-}" "${TEST_HOOKS:-}" \
+		"${VM_ALLOC_FAILURES_EXPECTED:-}" "${CM_INJECT:-}" \
+		"${UD_INJECT:-}" "${SOFTIB:-}"
 	case ${1:-} in
 	--module) exec "$IPOIB_TOP/tools/vm/batch.sh" --module "${2:?--module KO}" "$0" ;;
 	'') exec "$IPOIB_TOP/tools/vm/batch.sh" "$0" ;;
@@ -56,6 +60,7 @@ ipoib_if() {
 }
 
 # stat_of NAME: an ethtool statistic of the test's interface ($ifc)
+# shellcheck disable=SC2154 # ifc: set by the test
 stat_of() {
 	ethtool -S "$ifc" | awk -v n="$1:" '$1 == n { print $2 }'
 }
@@ -132,6 +137,7 @@ verbs() {
 # interface up with carrier (the broadcast group joined). Sets IFC and IDX
 # (1 for A, 2 for B, ...); the checks it makes count like the test's own.
 ipoib_start() {
+	# shellcheck disable=SC2034 # for the test, like IFC
 	IDX=$(($(printf '%d' "'$ROLE") - 64))
 	ip link set eth0 mtu 4200
 	rxe_up

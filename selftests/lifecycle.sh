@@ -18,6 +18,7 @@
 # - the module is unloaded, or the RDMA device deleted, under iperf3 on the
 #   sending and on the receiving side: every time cleanly (the harness
 #   fails the test on any kernel warning), and the interface comes back.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=700
 . "$(dirname "$0")/lib.sh"

@@ -7,6 +7,7 @@
 # attached); after B leaves, the group is gone from B's ibX_mcg. IPv4 and
 # IPv6. Then port events: B's NIC goes down and up; carrier follows and
 # traffic resumes.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 VM_TIMEOUT=400
 . "$(dirname "$0")/lib.sh"
 
@@ -35,9 +36,9 @@ mcast_round() {	# mcast_round GROUP MGID OTHER OTHER_MGID NAME
 		signal "$name-sent"
 		;;
 	B)
-		python3 "$mc" recv "$group" 5000 "$ifc" 25 >/tmp/rx.$name &
+		python3 "$mc" recv "$group" 5000 "$ifc" 25 >"/tmp/rx.$name" &
 		python3 "$mc" recv "$other" 5001 "$ifc" 25 --no-join \
-			>/tmp/rx-other.$name &
+			>"/tmp/rx-other.$name" &
 		check "$name: both receivers ready" wait_until $((10 * VM_SLOW)) \
 			eval "grep -q ready /tmp/rx.$name && grep -q ready /tmp/rx-other.$name"
 		check "$name: group joined on the fabric" \
@@ -45,13 +46,13 @@ mcast_round() {	# mcast_round GROUP MGID OTHER OTHER_MGID NAME
 		signal "$name-ready"
 		wait_for A "$name-sent" 60
 		kill %1 %2 2>/dev/null; wait
-		log "$name: member received $(grep -c '^rx' /tmp/rx.$name) of 20"
+		log "$name: member received $(grep -c '^rx' "/tmp/rx.$name") of 20"
 		check "$name: the member receives the group's traffic" \
-			test "$(grep -c '^rx' /tmp/rx.$name)" -ge 15
+			test "$(grep -c '^rx' "/tmp/rx.$name")" -ge 15
 		check "$name: a group not joined is not in ibX_mcg" \
 			sh -c "! grep -q 'GID: $other_mgid' $mcg"
 		check "$name: ... and none of its traffic arrives" \
-			test "$(grep -c '^rx' /tmp/rx-other.$name)" = 0
+			test "$(grep -c '^rx' "/tmp/rx-other.$name")" = 0
 		check "$name: after the leave the group is gone" \
 			wait_until 10 sh -c "! grep -q 'GID: $mgid' $mcg"
 		;;

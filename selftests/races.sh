@@ -16,6 +16,7 @@
 #    goes down and up;
 # then traffic flows both ways and A holds as many verbs objects as
 # before.
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_SMP=2
 VM_TIMEOUT=600
@@ -82,9 +83,9 @@ if [ "$ROLE" = A ]; then
 	after=$(verbs)
 	log "verbs objects after: $after"
 	check "as many verbs objects as before" test "$after" = "$before"
-	signal done
+	signal "done"
 else
-	wait_for A done $((VM_TIMEOUT - 60))
+	wait_for A "done" $((VM_TIMEOUT - 60))
 	check "ping A" ping -c 2 -i 0.2 -W 5 10.20.0.1
 fi
 barrier end

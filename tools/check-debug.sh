@@ -41,7 +41,7 @@ echo "# $(dirname "$kenv")"
 step "build ib_ipoib for $DEBUG_KVER" \
 	make -s -C "$top" modules KVER="$DEBUG_KVER" KDIR="$DEBUG_KDIR"
 
-# shellcheck disable=SC2086 # test names are words
+# shellcheck disable=SC2046,SC2086 # test names are words
 tap "vm debug" env IPOIB_DEBUG_KERNEL="$kenv" tools/vm/batch.sh \
 	$(printf 'selftests/%s ' $TESTS)
 tap "vm debug fault injection" env IPOIB_DEBUG_KERNEL="$kenv" \

@@ -36,6 +36,7 @@ mkdir -p "$CHECK_LOGS"
 # shellcheck source=tools/check-lib.sh
 . "$top/tools/check-lib.sh"
 
+# shellcheck disable=SC2317 # run through step
 build_clean() {	# build_clean KVER [TEST_HOOKS=1]: W=1, no warning at all
 	local out
 	out=$(make -s -C "$top" modules KVER="$1" ${2:+"$2"} 2>&1 |
@@ -49,6 +50,7 @@ for k in $KVERS; do
 	step "build W=1 $k, test build (TEST_HOOKS=1)" build_clean "$k" TEST_HOOKS=1
 done
 step "lint: checkpatch --strict" tools/lint.sh checkpatch
+step "lint: shellcheck" tools/lint.sh shellcheck
 for k in $KVERS; do
 	step "lint: sparse $k" tools/lint.sh sparse "$k"
 done
@@ -63,7 +65,7 @@ step "fuzz: wire parsers" make -s -C selftests/unit fuzz-run
 # Per kernel, the VM selftests share guest boots (tools/vm/batch.sh); the
 # first is soft-RoCE UD between the guests without our module loaded.
 for k in $KVERS; do
-	# shellcheck disable=SC2086 # test names are words
+	# shellcheck disable=SC2046,SC2086 # test names are words
 	tap "vm $k" env IPOIB_KVER="$k" tools/vm/batch.sh tools/vm/smoke.sh \
 		$(printf 'selftests/%s ' $(tests_for "$k"))
 done

@@ -50,6 +50,7 @@ for d in /sys/class/net/ib*; do
 	ethtool -i "$ifc"
 done
 idx=$(($(printf '%d' "'$ROLE") - 64))
+# shellcheck disable=SC2010 # interface names: no odd characters
 ifc=$(ls /sys/class/net | grep -m1 '^ib')
 echo "\$ ip addr add 10.20.0.$idx/24 dev $ifc; ip link set $ifc up"
 ip addr add "10.20.0.$idx/24" dev "$ifc"
@@ -86,6 +87,6 @@ if [ "$ROLE" = A ]; then
 	echo "\$ iperf3 -c 10.20.0.2 -t 5  # TCP in connected mode, MTU 65520"
 	iperf3 -c 10.20.0.2 -t 5 -f m | grep -E 'sender|receiver'
 fi
-barrier done
+barrier "done"
 modprobe -r ib_ipoib
 finish

@@ -7,7 +7,7 @@ set -e
 PKGS="make gcc libc6-dev kmod cpio xz-utils zstd
 linux-headers-6.1.0-56-amd64 linux-image-6.1.0-56-amd64
 linux-headers-6.12.117+deb12-amd64 linux-image-6.12.117+deb12-amd64-unsigned
-linux-source-6.12 sparse flex bison bc libelf-dev
+linux-source-6.12 sparse shellcheck flex bison bc libelf-dev
 qemu-system-x86 busybox-static vde2
 rdma-core ibverbs-utils libibverbs-dev libibumad-dev perftest
 iproute2 iputils-ping ethtool tcpdump tshark iperf3
@@ -39,4 +39,5 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	chmod 755 /usr/sbin/policy-rc.d
 	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
+# shellcheck disable=SC2086 # package names are words
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

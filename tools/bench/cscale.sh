@@ -12,6 +12,7 @@
 #                  (with its SRQ they share B's receive buffers)
 CSCALE_PEERS=${BENCH_CSCALE_PEERS:-256}
 
+# shellcheck disable=SC2154 # ifc: set by tools/bench/guest.sh
 cscale_live() {
 	grep -c ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm" || true
 }
@@ -22,6 +23,7 @@ cscale_mem() {	# kB, after dropping the caches
 	awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo
 }
 
+# shellcheck disable=SC2154 # dir: guest.sh sets it; inject: selftests/lib.sh
 cscale() {
 	local n=$((CSCALE_PEERS - 1)) before after mem0 mem1 live kb
 	if [ "$ROLE" = B ]; then

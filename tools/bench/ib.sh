@@ -23,6 +23,7 @@ ib_port_down() {
 }
 
 # ib_port MODE: (A) softib1's port down and swept back, pinging across
+# shellcheck disable=SC2154 # dir: set by tools/bench/guest.sh
 ib_port() {
 	local name=ib_port_$1 t0 t_down t_act
 	watch_start port=/sys/class/infiniband/softib1/ports/1/state
@@ -49,6 +50,7 @@ ib_port() {
 # ib_setup: (A) the fabric swept, ib_ipoib's interfaces on it talking.
 # ib_lib.sh's helpers join guest.sh's shell from here on: recover.sh's
 # names must differ from theirs (rxe_port_state, not port_state).
+# shellcheck disable=SC2154 # top: set by tools/bench/guest.sh
 ib_setup() {
 	# shellcheck source=SCRIPTDIR/../../selftests/ib_lib.sh
 	. "$top/selftests/ib_lib.sh"

@@ -37,6 +37,7 @@ mscale_trace_max_ms() {
 	: >"$MSCALE_TRACE/set_graph_function"
 }
 
+# shellcheck disable=SC2154 # ifc, dir, top: set by tools/bench/guest.sh
 mscale() {
 	local mcg=/sys/kernel/debug/ipoib/${ifc}_mcg fifo=/tmp/mscale.fifo
 	local out=$dir/mscale.B r

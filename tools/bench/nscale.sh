@@ -16,6 +16,7 @@ NSCALE_PATHS=${BENCH_NSCALE_PATHS:-4096}
 # nscale_hosts add|del N: ip -batch lines for them, and for rxe's
 # neighbours on the underlay (rxe sends by the IPv6 route to the GID: an ND
 # exchange per host that cannot answer would measure the underlay's table)
+# shellcheck disable=SC2154 # ifc: set by tools/bench/guest.sh
 nscale_hosts() {
 	awk -v op="$1" -v n="$2" -v ifc="$ifc" 'BEGIN {
 		for (i = 1; i <= n; i++) {

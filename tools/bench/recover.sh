@@ -22,12 +22,14 @@ PING_LOG=/tmp/recover.ping
 WATCH_LOG=/tmp/recover.watch
 
 # watch NAME=SOURCE...: start recording (WATCH_PID)
+# shellcheck disable=SC2154 # top: set by tools/bench/guest.sh
 watch_start() {
 	: >"$WATCH_LOG"
 	python3 "$top/tools/bench/watch.py" "$WATCH_LOG" "$@" &
 	WATCH_PID=$!
 }
 
+# shellcheck disable=SC2154 # ib_ip: set by tools/bench/guest.sh
 ping_start() {
 	ping -D -n -i 0.01 "$ib_ip" >"$PING_LOG" 2>&1 &
 	PING_PID=$!
@@ -161,6 +163,7 @@ recover_flap() {
 }
 
 # recover_reload MODE: (B) ib_ipoib out and in again, A pinging meanwhile
+# shellcheck disable=SC2154 # dir, params, idx: set by tools/bench/guest.sh
 recover_reload() {
 	local name=reload_$1 t0 t_gone t_car i
 	if [ "$ROLE" = A ]; then

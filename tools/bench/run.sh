@@ -211,12 +211,14 @@ slub=off
 		"$(val ib_port_datagram_reply_ms) | $(val ib_port_connected_reply_ms) |"
 	echo "| A's longest time without a reply (mostly the sweep) |" \
 		"$(val ib_port_datagram_gap_ms) | $(val ib_port_connected_gap_ms) |"
+	# shellcheck disable=SC2046 # the value's fields
 	set -- $(val cscale_rtt)
 	echo "connections: A's ping RTT to B over theirs (median of 101)" \
 		"${1:-?} ms alone, ${2:-?} ms beside $(val cscale_peers) live" \
 		"connections into B; each injected one cost B $(val cscale_kb) kB"
 	echo
 	# mscale_leave: left groups, close s, gone s, RTNL max s, median s
+	# shellcheck disable=SC2046 # the value's fields
 	set -- $(val mscale_leave)
 	echo "multicast, $(val mscale_groups) IPv4 groups:" \
 		"B joined them in $(val mscale_join | cut -d' ' -f2) s;" \
@@ -230,6 +232,7 @@ slub=off
 	echo "B's multicast work held RTNL at most $(val mscale_hold_ms) ms at a" \
 		"time (its longest pass, by function_graph; goal <= 50)"
 	echo
+	# shellcheck disable=SC2046 # the value's fields
 	set -- $(val nscale_rtt)
 	echo "neighbours: A's ping RTT to B (median of 101) ${1:-?} ms with one" \
 		"path, ${2:-?} ms with $(val nscale_paths) paths (each with its" \

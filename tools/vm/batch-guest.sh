@@ -62,6 +62,7 @@ kill_test() {
 
 	[ -d $cg/test ] || return 0
 	echo 1 >$cg/test/cgroup.kill
+	# shellcheck disable=SC2034 # i only counts the tries
 	for i in $(seq 100); do
 		[ -z "$(cat $cg/test/cgroup.procs)" ] && break
 		sleep 0.1
@@ -100,6 +101,7 @@ reset() {
 		grep -q "^$dev " /proc/modules && modprobe -r "$dev"
 	done
 	tc qdisc del dev eth0 root 2>/dev/null
+	# shellcheck disable=SC2045 # interface names: no odd characters
 	for dev in $(ls /sys/class/net); do
 		case $dev in lo | eth0) ;;
 		*) echo "deleting interface $dev"; ip link delete "$dev" ;;
@@ -114,6 +116,7 @@ reset() {
 	changed=$(grep -vxFf /run/batch.sysctl <<<"$now" | sed 's/ = .*//')
 	if [ -n "$changed" ]; then
 		echo "restoring $(echo "$changed" | wc -l) sysctl(s)"
+		# shellcheck disable=SC2001 # a suffix on every line
 		grep -F -f <(sed 's/$/ = /' <<<"$changed") /run/batch.sysctl |
 			sed 's/ = /=/' | xargs -r -d '\n' sysctl -qw
 	fi

@@ -453,5 +453,6 @@ if [ "$failed" -eq 0 ]; then
 fi
 echo "run.sh: FAIL: $failed of $nguests guests failed ($kver, $(basename "$script"), ${wall}s wall) $out"
 exit 1
+# shellcheck disable=SC2317 # the read-whole idiom's exit (see the top)
 exit
 }
