@@ -9,6 +9,9 @@
 # with iproute2 in connected mode, where no tool sees it. Everything a
 # test writes below /etc, /run and /var is in the guest's overlay.
 
+# shellcheck disable=SC2154 # guid0, osm_pid: ib_lib.sh's
+# shellcheck disable=SC2317 # functions run through check, wait_until or trap
+
 # distro_fabric: softib, opensm with the default partition and 0x0123,
 # ib_ipoib, and the far end talking
 distro_fabric() {
@@ -23,6 +26,7 @@ EOT
 	[ "$CHECK_RC" = 0 ] || opensm_log "$guid0"
 	check "modprobe ib_ipoib" modprobe ib_ipoib
 	check "... an interface on each port" wait_until 10 both_ifs
+	# shellcheck disable=SC2034 # if0 is the tests'
 	if0=$(ipoib_if softib0) if1=$(ipoib_if softib1)
 	check "the far end: $if1 and its 0x8123 child in namespace b" far_end
 }

@@ -8,6 +8,7 @@
 # /lib/modules: installed, `modprobe ib_ipoib` loads ours from
 # updates/dkms, with dkms.conf's version, and it works (an interface on
 # soft-RoCE, carrier); removed, modprobe loads the kernel's own again.
+# shellcheck disable=SC2317 # restore runs from the trap
 GUESTS=1
 VM_SMP=1
 DKMS=1

@@ -7,6 +7,7 @@
 # users write it; ifup brings it up with its address and it pings the
 # far end with large datagrams; ifdown takes it down without its address;
 # a second ifup works again.
+# shellcheck disable=SC2317 # functions run through check, wait_until or trap
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300

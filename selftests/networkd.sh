@@ -7,6 +7,7 @@
 # PartitionKey, Mode and IgnoreUserspaceMulticastGroups networkd passes
 # through rtnl; networkctl shows both links configured, both ping the far
 # end, and the child has the P_Key, mode and umcast it was given.
+# shellcheck disable=SC2317 # functions run through check, wait_until or trap
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
@@ -92,7 +93,7 @@ check "networkd took every key of the .netdev" \
 check "$if0 has 10.30.0.1/24" test "$(addrs_of "$if0")" = 10.30.0.1/24
 check "$child has 10.31.0.1/24" test "$(addrs_of "$child")" = 10.31.0.1/24
 details=$(ip -d link show "$child")
-echo "$details" | sed 's/^/# /'
+printf '# %s\n' "$details"
 check "$child: an rtnl child of $if0 (ip -d: pkey 0x8123 mode connected umcast 0001)" \
 	grep -q 'ipoib pkey 0x8123 mode connected umcast 0001 ' <<<"$details"
 check "... sysfs agrees: parent $if0, pkey 0x8123, umcast 1, connected" sh -c \

@@ -8,6 +8,7 @@
 # infiniband.p-key) that NetworkManager creates through the parent's
 # create_child; each activates and carries a ping to the far end, and
 # deactivating them leaves nothing behind (no child, no address).
+# shellcheck disable=SC2317 # functions run through check, wait_until or trap
 GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300

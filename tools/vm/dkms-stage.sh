@@ -17,6 +17,7 @@
 # OUT/steps gets one "ok - ..." / "not ok - ..." line per step, which the
 # guest reports; step N's output is in OUT/stepN.log. KSRC: the
 # kernel's build tree (default MODDIR/build). Exits 0 iff every step did.
+# shellcheck disable=SC2317 # functions run through step
 set -u
 kver=${1:?KVER} moddir=${2:?MODDIR} out=${3:?OUT} ksrc=${4:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
