@@ -12,6 +12,7 @@
 GUESTS=1
 VM_SMP=1
 DKMS=1
+NEEDS="dkms depmod"
 . "$(dirname "$0")/lib.sh"
 
 stage=$IPOIB_TOP/build/dkms/$KVER
@@ -19,7 +20,8 @@ ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$IPOIB_TOP/dkms.conf")
 mdir=/lib/modules/$KVER
 log "dkms.conf: ib_ipoib $ver"
 
-# the host's steps
+# the host's steps (batch.sh runs them while the guests boot)
+check "the host's dkms steps are done" wait_until 300 test -e "$stage/done"
 while read -r line; do
 	echo "$line"
 	case $line in "not ok - "*) vm_fail "${line#not ok - }" ;; esac

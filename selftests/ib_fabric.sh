@@ -14,6 +14,7 @@ GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=240
 SOFTIB=1
+NEEDS="opensm saquery ibstat"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ib_lib.sh"
 

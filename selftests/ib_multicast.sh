@@ -30,6 +30,7 @@ GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
 SOFTIB=1
+NEEDS="opensm saquery"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ib_lib.sh"
 

@@ -12,6 +12,7 @@ GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
 SOFTIB=1
+NEEDS="ifup ifdown opensm"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ib_lib.sh"
 . "$(dirname "$0")/distro_lib.sh"

@@ -12,6 +12,7 @@ GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
 SOFTIB=1
+NEEDS="/lib/systemd/systemd-networkd /lib/systemd/systemd-networkd-wait-online networkctl dbus-daemon /lib/systemd/systemd-udevd opensm"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ib_lib.sh"
 . "$(dirname "$0")/distro_lib.sh"

@@ -13,6 +13,7 @@ GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
 SOFTIB=1
+NEEDS="NetworkManager nmcli dbus-daemon /lib/systemd/systemd-udevd opensm"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ib_lib.sh"
 . "$(dirname "$0")/distro_lib.sh"

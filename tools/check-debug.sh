@@ -19,6 +19,8 @@ mkdir -p "$CHECK_LOGS"
 # shellcheck source=tools/check-lib.sh
 . "$top/tools/check-lib.sh"
 
+# the kernel, the module, the VM selftests, fault injection
+check_begin 4
 klog=$(check_log_name "debug kernel")
 t0=$(date +%s)
 kenv=$(tools/debug-kernel/build.sh 2>"$klog")

@@ -1,23 +1,61 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Test counting shared by tools/check.sh (make check) and
-# tools/check-debug.sh (make check-debug). Source it after setting
-# CHECK_LOGS (a directory for one log per test); then call step / tap for
-# each test and check_summary NAME at the end, which prints
-# "N passed, N failed" and returns non-zero on any failure.
+# Test counting shared by tools/check.sh (make check), check-debug.sh and
+# coverage.sh. Source it after setting CHECK_LOGS (a directory for one log
+# per test); call check_begin N (N: the top-level tests to come), then
+# step / tap / record for each, and check_summary NAME at the end.
+#
+# The output is KTAP (Documentation/dev-tools/ktap.rst): the version line
+# and the plan, then one result per top-level test; a tap test's own
+# results (a VM batch's checks, the unit tests) come first, as a subtest
+# indented by two spaces. "N passed, N failed" counts the leaves: each
+# step, and each result of a tap test, not the tap test's summary line.
+# A leaf marked "# SKIP" counts as skipped, and as failed where every
+# prerequisite must be present (CHECK_SKIP_FAILS=1: CI, which installs
+# them all with tools/deps.sh).
 
 passed=0
 failed=0
+skipped=0
+n_top=0
+counting=
 check_start=$(date +%s)
 
-record() {	# record NAME RC LOG
-	if [ "$2" -eq 0 ]; then
+check_begin() {	# check_begin N
+	echo "KTAP version 1"
+	echo "1..$1"
+}
+
+# check_count FUNC: the number of top-level tests FUNC would run (it runs
+# with $counting set: step, tap, record and tap_report only count, and
+# FUNC must not do more than call them); run it as $(check_count FUNC)
+check_count() {
+	counting=1
+	"$@" >/dev/null
+	echo "$n_top"
+}
+
+# leaf RC DESC [SKIP-REASON]: count one leaf
+leaf() {
+	if [ -n "${3:-}" ]; then
+		skipped=$((skipped + 1))
+	elif [ "$1" -eq 0 ]; then
 		passed=$((passed + 1))
-		echo "ok - $1"
 	else
 		failed=$((failed + 1))
-		echo "not ok - $1"
+	fi
+}
+
+# record NAME RC [LOG]: a top-level test that is a leaf
+record() {
+	n_top=$((n_top + 1))
+	[ -z "$counting" ] || return 0
+	leaf "$2" "$1"
+	if [ "$2" -eq 0 ]; then
+		echo "ok $n_top $1"
+	else
+		echo "not ok $n_top $1"
 		[ -n "${3:-}" ] && tail -n 40 "$3" | sed 's/^/#   /'
 	fi
 }
@@ -35,6 +73,7 @@ took() {
 # step NAME CMD...: one test, passed iff CMD exits 0
 step() {
 	local name=$1 log t0
+	[ -z "$counting" ] || { n_top=$((n_top + 1)); return 0; }
 	t0=$(date +%s)
 	shift
 	log=$(check_log_name "$name")
@@ -43,24 +82,71 @@ step() {
 	took "$name" "$t0"
 }
 
-# tap NAME CMD...: every TAP result line of CMD counts as a test; CMD
-# failing without a failed TAP line is one more failure.
+# tap NAME CMD...: CMD prints TAP or KTAP; each of its results that is a
+# leaf is a subtest of NAME; CMD failing without a failed result is one
+# more, failed.
 tap() {
-	local name=$1 log rc n0=$failed line t0
+	local name=$1 log rc t0
+	[ -z "$counting" ] || { n_top=$((n_top + 1)); return 0; }
 	t0=$(date +%s)
 	shift
 	log=$(check_log_name "$name")
 	"$@" >"$log" 2>&1
 	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) record "$name: ${line#ok }" 0 ;;
-		"not ok "*) record "$name: ${line#not ok }" 1 ;;
-		esac
-	done < <(grep -E '^(not )?ok ' "$log")
-	if [ $rc -ne 0 ] && [ $failed -eq $n0 ]; then
-		record "$name (exit $rc)" 1 "$log"
-	elif [ $failed -ne $n0 ]; then
+	tap_report "$name" "$log" "$rc" "$t0"
+}
+
+# tap_leaves LOG: the leaf results of a TAP/KTAP log, one per line as
+# "ok|not ok<TAB>DESC<TAB>SKIP-REASON": every result of a nested block,
+# and each top-level one that does not close a block (its summary)
+tap_leaves() {
+	awk '
+	match($0, /^ *(not )?ok( [0-9]+)?( -)? /) {
+		ind = match($0, /[^ ]/) - 1
+		line = substr($0, ind + 1)
+		if (ind == 0 && nested) { nested = 0; next }
+		if (ind > 0) nested = 1
+		st = line ~ /^not ok/ ? "not ok" : "ok"
+		sub(/^(not )?ok( [0-9]+)?( -)? /, "", line)
+		skip = ""
+		if (match(line, / # [Ss][Kk][Ii][Pp]( |$)/)) {
+			skip = substr(line, RSTART + 8)
+			if (skip == "") skip = "skipped"
+			line = substr(line, 1, RSTART - 1)
+		}
+		printf "%s\t%s\t%s\n", st, line, skip
+	}' "$1"
+}
+
+# tap_report NAME LOG RC T0: the subtest of tap NAME from its log
+tap_report() {
+	local name=$1 log=$2 rc=$3 t0=$4 st desc skip n=0 bad=0 sub=""
+	[ -z "$counting" ] || { n_top=$((n_top + 1)); return 0; }
+	while IFS=$'\t' read -r st desc skip; do
+		n=$((n + 1))
+		if [ "$st" = ok ]; then
+			leaf 0 "$desc" "$skip"
+		else
+			leaf 1 "$desc"
+			bad=$((bad + 1))
+		fi
+		sub+="  $st $n $desc${skip:+ # SKIP $skip}"$'\n'
+	done < <(tap_leaves "$log")
+	if [ "$rc" -ne 0 ] && [ $bad -eq 0 ]; then
+		n=$((n + 1))
+		leaf 1 "$name (exit $rc)"
+		bad=1
+		sub+="  not ok $n $name (exit $rc)"$'\n'
+	fi
+	echo "  # Subtest: $name"
+	echo "  KTAP version 1"
+	echo "  1..$n"
+	printf '%s' "$sub"
+	n_top=$((n_top + 1))
+	if [ $bad -eq 0 ]; then
+		echo "ok $n_top $name"
+	else
+		echo "not ok $n_top $name"
 		tail -n 60 "$log" | sed 's/^/#   /'
 	fi
 	took "$name" "$t0"
@@ -68,7 +154,15 @@ tap() {
 
 # check_summary WHAT: the closing lines; status 0 iff nothing failed
 check_summary() {
+	local fails=$failed
 	echo "# $1 took $(($(date +%s) - check_start)) s; logs in ${CHECK_LOGS#"$PWD"/}/"
-	echo "$passed passed, $failed failed"
-	[ $failed -eq 0 ]
+	echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
+	if [ $skipped -gt 0 ] && [ -n "${CHECK_SKIP_FAILS:-}" ]; then
+		echo "# $skipped skipped, counted as failed: every prerequisite should be installed here (CHECK_SKIP_FAILS)"
+		fails=$((fails + skipped))
+	elif [ $skipped -gt 0 ]; then
+		echo "# $skipped skipped (a prerequisite is missing: tools/deps.sh installs them)"
+	fi
+	echo "$passed passed, $fails failed"
+	[ $fails -eq 0 ]
 }

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make check: build (W=1), lint, userspace unit tests, fuzzing and the VM
-# selftests on every supported kernel. Prints one result line per test and
-# ends with "N passed, N failed".
+# selftests on every supported kernel. Prints KTAP (tools/check-lib.sh)
+# and ends with "N passed, N failed"; a skipped test (a prerequisite
+# missing) is reported beside it, and counted as failed with
+# CHECK_SKIP_FAILS=1 (.ci/run).
 #   KVERS="..."  kernels to test (default: both Debian kernels)
 #   TESTS="..."  VM selftests to run on every kernel (default: TEST_PROGS
 #                of selftests/ on 6.12, the 6.1 subset below on 6.1)
@@ -45,30 +47,76 @@ build_clean() {	# build_clean KVER [TEST_HOOKS=1]: W=1, no warning at all
 	test -f "build/$1${2:+-hooks}/ib_ipoib.ko"
 }
 
-for k in $KVERS; do
-	step "build W=1 $k" build_clean "$k"
-	step "build W=1 $k, test build (TEST_HOOKS=1)" build_clean "$k" TEST_HOOKS=1
-done
-step "lint: checkpatch --strict" tools/lint.sh checkpatch
-step "lint: shellcheck" tools/lint.sh shellcheck
-for k in $KVERS; do
-	step "lint: sparse $k" tools/lint.sh sparse "$k"
-done
-tap "unit" make -s -C selftests/unit run
-step "fuzz: wire parsers" make -s -C selftests/unit fuzz-run
+# vm_tests KVER: its VM selftests, the one-guest ones first (see below)
+vm_tests() {
+	local t
+	for t in $(tests_for "$1"); do
+		grep -qx 'GUESTS=1' "selftests/$t" && echo "selftests/$t"
+	done
+	# the first of the two-guest boot: soft-RoCE UD between the guests
+	# without our module loaded
+	echo tools/vm/smoke.sh
+	for t in $(tests_for "$1"); do
+		grep -qx 'GUESTS=1' "selftests/$t" || echo "selftests/$t"
+	done
+}
 
-# The test bed itself: run.sh catching failed checks, kernel warnings,
-# panics, hangs and SIGTERM.
-[ -n "${SKIP_HARNESS_SELFTEST:-}" ] ||
-	step "testbed: failures are detected" tools/vm/selftest.sh
+# The VM selftests share guest boots (tools/vm/batch.sh), and both
+# kernels' runs go side by side: run.sh gives each vCPU a core, so the
+# one-guest boots of the two kernels (the InfiniBand fabric, the
+# distribution's tools), which come first in each run, meet and share the
+# machine, and the two-guest boots take turns. Their results follow in
+# kernel order.
+# shellcheck disable=SC2317 # run through all_steps
+vm_all() {
+	local k log
+	declare -A pid=()
+	t0=$(date +%s)
+	if [ -z "$counting" ]; then
+		# the guests' tools, once, before the runs that share them
+		make -s -C tools/cm_inject >/dev/null 2>&1
+		make -s -C tools/inject >/dev/null 2>&1
+		for k in $KVERS; do
+			log=$(check_log_name "vm $k")
+			# shellcheck disable=SC2046 # test names are words
+			IPOIB_KVER=$k tools/vm/batch.sh $(vm_tests "$k") >"$log" 2>&1 &
+			pid[$k]=$!
+		done
+	fi
+	for k in $KVERS; do
+		log=$(check_log_name "vm $k")
+		if [ -n "$counting" ]; then
+			tap_report "vm $k" /dev/null 0 "$t0"
+		else
+			wait "${pid[$k]}"
+			tap_report "vm $k" "$log" $? "$t0"
+		fi
+	done
+}
 
-# Per kernel, the VM selftests share guest boots (tools/vm/batch.sh); the
-# first is soft-RoCE UD between the guests without our module loaded.
-for k in $KVERS; do
-	# shellcheck disable=SC2046,SC2086 # test names are words
-	tap "vm $k" env IPOIB_KVER="$k" tools/vm/batch.sh tools/vm/smoke.sh \
-		$(printf 'selftests/%s ' $(tests_for "$k"))
-done
+all_steps() {
+	for k in $KVERS; do
+		step "build W=1 $k" build_clean "$k"
+		step "build W=1 $k, test build (TEST_HOOKS=1)" build_clean "$k" TEST_HOOKS=1
+	done
+	step "lint: checkpatch --strict" tools/lint.sh checkpatch
+	step "lint: shellcheck" tools/lint.sh shellcheck
+	for k in $KVERS; do
+		step "lint: sparse $k" tools/lint.sh sparse "$k"
+	done
+	tap "unit" make -s -C selftests/unit run
+	step "fuzz: wire parsers" make -s -C selftests/unit fuzz-run
+
+	# The test bed itself: run.sh catching failed checks, kernel
+	# warnings, panics, hangs and SIGTERM.
+	[ -n "${SKIP_HARNESS_SELFTEST:-}" ] ||
+		step "testbed: failures are detected" tools/vm/selftest.sh
+	vm_all
+}
+
+# KTAP's plan comes first: count the top-level tests, then run them
+check_begin "$(check_count all_steps)"
+all_steps
 
 check_summary "make check"
 exit

@@ -27,6 +27,8 @@ mkdir -p "$CHECK_LOGS"
 # shellcheck source=tools/check-lib.sh
 . "$top/tools/check-lib.sh"
 
+# the kernel, the VM selftests, fault injection (FI=1), the table
+check_begin $((3 + (FI == 1)))
 klog=$(check_log_name "debug kernel")
 kenv=$(tools/debug-kernel/build.sh 2>"$klog")
 record "debug kernel: build or cache" $? "$klog"

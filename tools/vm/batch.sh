@@ -11,14 +11,20 @@
 # same judgement of allocation failures (VM_ALLOC_FAILURES_EXPECTED=), in
 # the order given. The guests
 # run tools/vm/batch-guest.sh, which puts them back as they booted
-# between tests. Prints TAP: each guest's checks as "TEST: ROLE: ...",
-# then one result per test for its guests' exit status and its kernel log.
+# between tests. Prints KTAP (kselftest's): the plan, then per test a
+# subtest of its guests' checks ("ROLE: ...") ending with one for its
+# guests' exit status and kernel log, and the test's result; per boot,
+# one result; the totals. A test whose prerequisites are missing here
+# (NEEDS=) is not run: its result says "# SKIP"; if no test ran, the exit
+# status is 4, kselftest's skip.
 # A test reads its settings from lines of its own that start with them
 # (GUESTS=, VM_SMP=, VM_TIMEOUT= seconds (default 300), CM_INJECT=1,
 # UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1, SOFTIB=1: the
 # test loads tools/softib's soft IB HCA, built here for the kernel;
 # DKMS=1: tools/vm/dkms-stage.sh first runs dkms for the kernel into
-# build/dkms/KVER, which the test reads).
+# build/dkms/KVER, which the test reads; NEEDS="PROGRAM...": programs it
+# runs, found in PATH or at the absolute path given (guests run the
+# host's)).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
 #   IPOIB_DEBUG_KERNEL  the kernel.env of tools/debug-kernel/build.sh: boot
 #                that debug kernel instead (make check-debug); its time
@@ -27,7 +33,7 @@
 #   IPOIB_GCOV=1 the module profiled (make GCOV=1; a debug kernel with
 #                CONFIG_GCOV_KERNEL): each guest leaves its counters in
 #                shared/gcov/ROLE of the run (make coverage)
-# Exits 0 iff every test passed.
+# Exits 0 iff every test passed or skipped, and one ran.
 # The whole script is read before it runs: editing it meanwhile is safe.
 {
 set -u
@@ -81,27 +87,49 @@ runs=$top/build/vm/runs
 mkdir -p "$runs"
 n=0
 fails=0
-tap() {	# tap OK|FAIL DESC
+skips=0
+tap() {	# tap OK|FAIL|SKIP DESC [REASON]: a top-level result
 	n=$((n + 1))
-	if [ "$1" = OK ]; then
-		echo "ok $n - $2"
-	else
-		fails=$((fails + 1))
-		echo "not ok $n - $2"
-	fi
+	case $1 in
+	OK) echo "ok $n $2" ;;
+	SKIP) skips=$((skips + 1)); echo "ok $n $2 # SKIP $3" ;;
+	*) fails=$((fails + 1)); echo "not ok $n $2" ;;
+	esac
 }
-
-echo "TAP version 13"
+# totals: the last line, and the status (0 passed, 1 failed, 4 none ran)
+totals() {
+	echo "# Totals: pass:$((n - fails - skips)) fail:$fails xfail:0 xpass:0 skip:$skips error:0"
+	[ $fails -ne 0 ] && exit 1
+	[ $skips -eq $n ] && exit 4
+	exit 0
+}
+# missing_of TEST: the programs of its NEEDS= line that are not here
+missing_of() {
+	local p
+	for p in $(sed -n 's/^NEEDS="\(.*\)"$/\1/p' "$1" | head -n1); do
+		case $p in
+		/*) [ -x "$p" ] || echo "$p" ;;
+		*) command -v "$p" >/dev/null || echo "$p" ;;
+		esac
+	done
+}
 # Tools first: a failed build fails every test it would have run.
 need_inject=
 need_ud_inject=
 need_hooks=
 need_softib=
 need_dkms=
-declare -A group_of=() limit_of=()
+declare -A group_of=() limit_of=() skip_of=()
 groups=()
+tests=()
 for t in "$@"; do
 	t=$(realpath "$t")
+	tests+=("$t")
+	m=$(missing_of "$t" | tr '\n' ' ')
+	if [ -n "$m" ]; then
+		skip_of[$t]="missing ${m% } (tools/deps.sh installs it)"
+		continue
+	fi
 	[ "$(setting "$t" CM_INJECT '')" = 1 ] && need_inject=1
 	[ "$(setting "$t" UD_INJECT '')" = 1 ] && need_ud_inject=1
 	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
@@ -114,23 +142,36 @@ for t in "$@"; do
 	group_of[$g]="${group_of[$g]:-} $t"
 	limit_of[$t]=$(setting "$t" VM_TIMEOUT 300)
 done
+echo "KTAP version 1"
+echo "1..$((${#tests[@]} + ${#groups[@]}))"
+for t in "${tests[@]}"; do
+	[ -z "${skip_of[$t]:-}" ] ||
+		tap SKIP "$(basename "$t" .sh)" "${skip_of[$t]}"
+done
+[ ${#groups[@]} -gt 0 ] || totals
+# fail_rest WHAT LOG: WHAT failed, and with it every test and boot left
+fail_rest() {
+	local t
+	sed 's/^/# /' "$2"
+	for t in "${tests[@]}"; do
+		[ -n "${skip_of[$t]:-}" ] || tap FAIL "$(basename "$t" .sh): $1 failed"
+	done
+	for t in "${groups[@]}"; do
+		tap FAIL "boot $t: $1 failed"
+	done
+	totals
+}
 build_log=$runs/build-$kver$gcov.log
 # the guests see the host's binaries read-only: build them first
 for tool in ${need_inject:+cm_inject} ${need_ud_inject:+inject}; do
 	if ! make -s -C "$top/tools/$tool" >"$build_log" 2>&1; then
-		tap FAIL "build tools/$tool"
-		sed 's/^/# /' "$build_log"
-		echo "1..$n"
-		exit 1
+		fail_rest "build of tools/$tool" "$build_log"
 	fi
 done
 if [ -z "$module_given" ]; then
 	if ! make -s -C "$top" modules KVER="$kver" "${kmake_args[@]}" \
 		>"$build_log" 2>&1; then
-		tap FAIL "module build for $kver"
-		sed 's/^/# /' "$build_log"
-		echo "1..$n"
-		exit 1
+		fail_rest "module build for $kver" "$build_log"
 	fi
 	module=$top/build/$kver$gcov/ib_ipoib.ko
 fi
@@ -138,10 +179,7 @@ hooks_module=$module
 if [ -n "$need_hooks" ] && [ -z "$module_given" ]; then
 	if ! make -s -C "$top" modules KVER="$kver" TEST_HOOKS=1 \
 		"${kmake_args[@]}" >"$build_log" 2>&1; then
-		tap FAIL "module build for $kver with TEST_HOOKS=1"
-		sed 's/^/# /' "$build_log"
-		echo "1..$n"
-		exit 1
+		fail_rest "module build for $kver with TEST_HOOKS=1" "$build_log"
 	fi
 	hooks_module=$top/build/$kver-hooks$gcov/ib_ipoib.ko
 fi
@@ -150,30 +188,35 @@ fi
 if [ -n "$need_softib" ] &&
 	! make -s -C "$top/tools/softib" KVER="$kver" "${kmake_args[@]}" \
 		>"$build_log" 2>&1; then
-	tap FAIL "tools/softib build for $kver"
-	sed 's/^/# /' "$build_log"
-	echo "1..$n"
-	exit 1
+	fail_rest "tools/softib build for $kver" "$build_log"
 fi
 
-# dkms add/build/install/remove into build/dkms/KVER (its steps are the
-# test's checks: a failed one fails the test, not the batch)
+# dkms add/build/install/remove into build/dkms/KVER, while the guests
+# boot and run the tests before it: the test waits for OUT/done, and its
+# steps are its checks (a failed one fails the test, not the batch)
+dkms_pid=
 if [ -n "$need_dkms" ]; then
-	if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
-		"$here/dkms-stage.sh" "$kver" "$DEBUG_MODROOT/lib/modules/$kver" \
-			"$top/build/dkms/$kver" "$DEBUG_KDIR"
-	else
-		"$here/dkms-stage.sh" "$kver" "/lib/modules/$kver" \
-			"$top/build/dkms/$kver"
-	fi >"$build_log" 2>&1
+	dkms_out=$top/build/dkms/$kver
+	rm -f "$dkms_out/done"
+	(
+		if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
+			"$here/dkms-stage.sh" "$kver" \
+				"$DEBUG_MODROOT/lib/modules/$kver" "$dkms_out" "$DEBUG_KDIR"
+		else
+			"$here/dkms-stage.sh" "$kver" "/lib/modules/$kver" "$dkms_out"
+		fi
+		: >"$dkms_out/done"
+	) >"$runs/dkms-$kver.log" 2>&1 &
+	dkms_pid=$!
 fi
 
-# report OUT TEST: TAP of one test of a finished boot
+# report OUT TEST: KTAP of one test of a finished boot: the subtest of
+# its checks, then its result
 alloc_ok=
 # shellcheck source=tools/vm/kernel-log.sh
 . "$here/kernel-log.sh"
 report() {
-	local out=$1 name r f line problems=() secs=0 s m
+	local out=$1 name r f line problems=() secs=0 s m sub=() bad=0 i
 	name=$(basename "$2" .sh)
 	for r in $roles; do
 		f=$out/shared/t/$name/$r
@@ -183,8 +226,8 @@ report() {
 		fi
 		while IFS= read -r line; do
 			case $line in
-			"ok - "*) tap OK "$name: $r: ${line#ok - }" ;;
-			"not ok - "*) tap FAIL "$name: $r: ${line#not ok - }" ;;
+			"ok - "*) sub+=("ok $r: ${line#ok - }") ;;
+			"not ok - "*) sub+=("not ok $r: ${line#not ok - }"); bad=1 ;;
 			esac
 		done <"$f.out"
 		if [ ! -e "$f.rc" ]; then
@@ -198,10 +241,26 @@ report() {
 		s=$(cat "$f.time" 2>/dev/null) && [ "$s" -gt "$secs" ] && secs=$s
 	done
 	if [ ${#problems[@]} -eq 0 ]; then
-		tap OK "$name: guests finished, kernel logs clean ($secs s)"
+		sub+=("ok guests finished, kernel logs clean ($secs s)")
+	else
+		sub+=("not ok guests failed or kernel logs not clean")
+		bad=1
+	fi
+	echo "  # Subtest: $name"
+	echo "  KTAP version 1"
+	echo "  1..${#sub[@]}"
+	for i in "${!sub[@]}"; do
+		line=${sub[$i]}
+		case $line in
+		"not ok "*) echo "  not ok $((i + 1)) ${line#not ok }" ;;
+		*) echo "  ok $((i + 1)) ${line#ok }" ;;
+		esac
+	done
+	if [ $bad = 0 ]; then
+		tap OK "$name"
 		return
 	fi
-	tap FAIL "$name: guests failed or kernel logs not clean"
+	tap FAIL "$name"
 	for m in "${problems[@]}"; do
 		echo "#   $m"
 	done
@@ -216,15 +275,15 @@ report() {
 for g in "${groups[@]}"; do
 	IFS=- read -r guests smp hooks allocfail <<<"$g"
 	# shellcheck disable=SC2206 # the group's tests, space-separated
-	tests=(${group_of[$g]})
+	gtests=(${group_of[$g]})
 	items=
 	total=60
-	for t in "${tests[@]}"; do
+	for t in "${gtests[@]}"; do
 		items="$items $t:${limit_of[$t]}"
 		total=$((total + limit_of[$t] + 30))
 	done
-	if [ ${#tests[@]} -eq 1 ]; then
-		label=$(basename "${tests[0]}" .sh)
+	if [ ${#gtests[@]} -eq 1 ]; then
+		label=$(basename "${gtests[0]}" .sh)
 	else
 		label=batch$guests
 		[ "$smp" = 1 ] || label=$label-smp$smp
@@ -239,24 +298,24 @@ for g in "${groups[@]}"; do
 	alloc_ok=
 	[ "$allocfail" = 1 ] && args+=(--alloc-failures-expected) && alloc_ok=1
 	roles=$(echo ABCDEFGHIJKLMNOPQRSTUVWXYZ | cut -c1-"$guests" | sed 's/./& /g')
-	echo "# $label: ${#tests[@]} test(s) on $guests guests of $kver, logs in ${out#"$top"/}"
+	echo "# $label: ${#gtests[@]} test(s) on $guests guests of $kver, logs in ${out#"$top"/}"
 	"$here/run.sh" --kver "$kver" --guests "$guests" \
 		--timeout $((total * slow)) --script "$here/batch-guest.sh" \
 		--out "$out" --env "BATCH_TESTS=${items# }" \
 		"${args[@]}" >"$out/run.log" 2>&1
 	rc=$?
-	for t in "${tests[@]}"; do
+	for t in "${gtests[@]}"; do
 		report "$out" "$t"
 	done
 	if [ $rc -eq 0 ]; then
-		tap OK "$label: guests booted once for ${#tests[@]} test(s), finished, console clean"
+		tap OK "$label: guests booted once for ${#gtests[@]} test(s), finished, console clean"
 	else
 		tap FAIL "$label: guests failed or console not clean"
 		sed 's/^/# /' "$out/run.log"
 	fi
 done
-echo "1..$n"
-exit $((fails != 0))
+[ -z "$dkms_pid" ] || wait "$dkms_pid"
+totals
 # shellcheck disable=SC2317 # the read-whole idiom's exit (see the top)
 exit
 }

@@ -124,15 +124,29 @@ done
 
 vmdir=$repo/build/vm
 mkdir -p "$vmdir"
-# One run at a time on this machine (2 cores; the guests are CPU-bound under
-# TCG and time out when runs overlap), whichever checkout it comes from:
-# the lock is machine-wide. It is inherited by QEMU and vde_switch, so it is
-# held until the last of them is gone.
+# A vCPU per core: this machine has two, and guests are CPU-bound under
+# TCG (they time out when runs overlap more). A run of one vCPU takes one
+# of two machine-wide slots, whichever checkout it comes from; a run of
+# more takes both, in order (so two such runs cannot deadlock). The locks
+# are inherited by QEMU and vde_switch, so they are held until the last of
+# them is gone.
 lock=${IPOIB_VM_LOCK:-/tmp/ib_ipoib-vm.lock}
-exec 9>>"$lock"
-if ! flock -n 9; then
-	echo "run.sh: waiting for another run.sh to finish ($lock)"
-	flock 9
+exec 8>>"$lock.1" 9>>"$lock"
+if [ $((nguests * smp)) -gt 1 ]; then
+	if ! flock -n 9 || ! flock -n 8; then
+		echo "run.sh: waiting for both slots ($lock, $lock.1)"
+		flock 9 && flock 8
+	fi
+else
+	waited=
+	while :; do
+		# keep the slot taken, let go of the other
+		if flock -n 9; then exec 8>&-; break; fi
+		if flock -n 8; then exec 9>&-; break; fi
+		[ -n "$waited" ] || echo "run.sh: waiting for a slot ($lock, $lock.1)"
+		waited=1
+		sleep 0.5
+	done
 fi
 if [ -z "$out" ]; then
 	mkdir -p "$vmdir/runs"
