@@ -83,6 +83,13 @@
  *   parent leaves only with all of its children in one unregister batch
  *   (ipoib_remove_one), so priv->parent never dangles while a child is
  *   registered (a child's destructor may run later: it reads no parent).
+ * - The states of channels, paths and groups are written by one setter
+ *   each, which traces the change (ipoib_trace.h; the tracepoints take
+ *   no lock of ours): ipoib_cm_set_state() under cm.lock (and cm.mutex
+ *   for each transition but the last, to DEAD; a channel's first state
+ *   is set as it is made), ipoib_path_set_state() under path_lock,
+ *   ipoib_mcast_set_state() under mcast_mutex (a group's first state as
+ *   it is linked, under mcast_lock).
  */
 #ifndef IPOIB_H
 #define IPOIB_H
