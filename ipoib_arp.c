@@ -96,6 +96,7 @@ static void ipoib_path_resolve_work(struct work_struct *work)
 	int ret;
 
 	atomic_long_inc(&priv->counters.path_resolutions);
+	ipoib_dbg(priv, 1, "resolving the path to %pI6c\n", path->dgid.raw);
 	ret = priv->fabric->path_resolve(priv, path);
 	if (ret)
 		ipoib_path_resolved(path, ret);
@@ -151,7 +152,8 @@ static void ipoib_path_resolved_work(struct work_struct *work)
 		__skb_queue_purge(&queue);
 		return;
 	}
-	ipoib_dbg(priv, 1, "path to %pI6 ready\n", path->dgid.raw);
+	ipoib_dbg(priv, 1, "path to %pI6 ready (DLID 0x%04x SL %u)\n",
+		  path->dgid.raw, path->dlid, path->sl);
 	while ((skb = __skb_dequeue(&queue)))
 		dev_queue_xmit(skb);
 }

@@ -48,6 +48,15 @@ static const char *const ipoib_cm_state_names[] = {
 	[IPOIB_CM_DEAD]		= "dead",
 };
 
+static const char *const ipoib_cm_event_names[] = {
+	[IPOIB_CM_EV_REP]	= "REP",
+	[IPOIB_CM_EV_RTU]	= "RTU",
+	[IPOIB_CM_EV_REJ]	= "REJ or time-out",
+	[IPOIB_CM_EV_FAIL]	= "failure",
+	[IPOIB_CM_EV_DREQ]	= "DREQ",
+	[IPOIB_CM_EV_CLOSE]	= "close",
+};
+
 void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
 {
 	struct ipoib_lladdr ll = { .qpn = qpn };
@@ -376,6 +385,10 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 		rcu_assign_pointer(peer->tx, chan);
 	ours = rcu_access_pointer(peer->tx) == chan;
 	spin_unlock_bh(&priv->cm.lock);
+	ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: %s %s connection live, MTU %u%s\n",
+		  peer->addr + 4, ipoib_cm_addr_qpn(peer->addr),
+		  chan->active ? "our" : "the peer's", chan->uc ? "UC" : "RC",
+		  chan->mtu, ours ? ", carrying our traffic" : "");
 	if (ours) {
 		peer->backoff = 0;
 		ipoib_cm_send_queued(chan);
@@ -395,9 +408,14 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 	struct ipoib_cm_peer *peer = chan->peer;
 
 	lockdep_assert_held(&priv->cm.mutex);
-	ipoib_dbg(priv, 1, "CM %pI6 qpn 0x%06x: %s, event %d\n",
+	ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: %s, %s channel %s\n",
 		  peer->addr + 4, ipoib_cm_addr_qpn(peer->addr),
-		  ipoib_cm_state_names[chan->state], ev);
+		  ipoib_cm_event_names[ev], chan->active ? "our" : "the peer's",
+		  ipoib_cm_state_names[chan->state]);
+	if (cm_ev && cm_ev->event == IB_CM_REJ_RECEIVED)
+		ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: rejected: %s\n",
+			  peer->addr + 4, ipoib_cm_addr_qpn(peer->addr),
+			  ibcm_reject_msg(cm_ev->param.rej_rcvd.reason));
 	if (chan->state >= IPOIB_CM_DRAINING)
 		return false;
 	switch (ev) {

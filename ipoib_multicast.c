@@ -838,6 +838,10 @@ static bool ipoib_mcast_run(struct ipoib_dev *priv, bool up, bool may_cut)
 		}
 		stepped = true;
 		if (!ipoib_mcast_step(priv, mc, up)) {
+			ipoib_mcast_dbg(priv, "left %pI6c (%s): %s\n", mc->mgid,
+					ipoib_mcast_kind(mc), up ?
+					"no longer wanted" :
+					"leaving every group");
 			/* its end: nothing written, the event says it went */
 			trace_ipoib_mcast_state(mc, mc->state,
 						IPOIB_TRACE_NONE, 0);
