@@ -83,6 +83,13 @@
  *   parent leaves only with all of its children in one unregister batch
  *   (ipoib_remove_one), so priv->parent never dangles while a child is
  *   registered (a child's destructor may run later: it reads no parent).
+ * - The states of channels, paths and groups are written by one setter
+ *   each, which traces the change (ipoib_trace.h; the tracepoints take
+ *   no lock of ours): ipoib_cm_set_state() under cm.lock (and cm.mutex
+ *   for each transition but the last, to DEAD; a channel's first state
+ *   is set as it is made), ipoib_path_set_state() under path_lock,
+ *   ipoib_mcast_set_state() under mcast_mutex (a group's first state as
+ *   it is linked, under mcast_lock).
  */
 #ifndef IPOIB_H
 #define IPOIB_H
@@ -101,6 +108,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sa.h>
 
+#include "ipoib_compat.h"
 #include "ipoib_wire.h"
 
 #define DRV_NAME "ib_ipoib"
@@ -835,26 +843,49 @@ static inline void ipoib_test_restart_gap(void)
 #define ipoib_warn_rl(priv, fmt, ...)					\
 	net_ratelimited_function(netdev_warn, (priv)->dev, fmt, ##__VA_ARGS__)
 
-#define ipoib_dbg(priv, level, fmt, ...)				\
+/*
+ * Debug messages. Where the in-tree driver's parameter asks for them
+ * (debug_level, mcast_debug_level; data_debug_level, cm_data_debug_level
+ * for what a dropped packet was) they print as there, at KERN_DEBUG.
+ * Otherwise each call site is a dynamic debug one, off until turned on
+ * (/sys/kernel/debug/dynamic_debug/control: module ib_ipoib, or a file,
+ * function or line of it): netdev_dbg(), rate-limited for the datapath's.
+ */
+#define ipoib_dbg(priv, level, ...)					\
 	do {								\
+		const struct net_device *ipoib_dbg_dev = (priv)->dev;	\
+									\
 		if (ipoib_debug_level >= (level))			\
-			netdev_printk(KERN_DEBUG, (priv)->dev,	\
-				      fmt, ##__VA_ARGS__);	\
+			netdev_printk(KERN_DEBUG, ipoib_dbg_dev,	\
+				      __VA_ARGS__);			\
+		else							\
+			netdev_dbg(ipoib_dbg_dev, __VA_ARGS__);		\
 	} while (0)
 
 /* What a dropped packet was, for data_debug_level / cm_data_debug_level */
-#define ipoib_data_dbg(level, priv, fmt, ...)				\
+#define ipoib_data_dbg(level, priv, ...)				\
 	do {								\
-		if (unlikely((level) > 0) && net_ratelimit())		\
-			netdev_printk(KERN_DEBUG, (priv)->dev,		\
-				      fmt, ##__VA_ARGS__);		\
+		const struct net_device *ipoib_dbg_dev = (priv)->dev;	\
+									\
+		if (unlikely((level) > 0)) {				\
+			if (net_ratelimit())				\
+				netdev_printk(KERN_DEBUG, ipoib_dbg_dev, \
+					      __VA_ARGS__);		\
+		} else {						\
+			ipoib_netdev_dbg_ratelimited(ipoib_dbg_dev,	\
+						     __VA_ARGS__);	\
+		}							\
 	} while (0)
 
-#define ipoib_mcast_dbg(priv, fmt, ...)					\
+#define ipoib_mcast_dbg(priv, ...)					\
 	do {								\
+		const struct net_device *ipoib_dbg_dev = (priv)->dev;	\
+									\
 		if (ipoib_mcast_debug_level > 0)			\
-			netdev_printk(KERN_DEBUG, (priv)->dev,		\
-				      fmt, ##__VA_ARGS__);		\
+			netdev_printk(KERN_DEBUG, ipoib_dbg_dev,	\
+				      __VA_ARGS__);			\
+		else							\
+			netdev_dbg(ipoib_dbg_dev, __VA_ARGS__);		\
 	} while (0)
 
 #endif /* IPOIB_H */

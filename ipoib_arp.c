@@ -14,6 +14,7 @@
 #include <net/ndisc.h>
 
 #include "ipoib.h"
+#include "ipoib_trace.h"
 
 static u32 ipoib_gid_hash(const union ib_gid *gid)
 {
@@ -31,6 +32,37 @@ static struct ipoib_path *ipoib_path_find(struct ipoib_dev *priv,
 		if (!memcmp(path->dgid.raw, gid, sizeof(path->dgid.raw)))
 			return path;
 	return NULL;
+}
+
+/*
+ * The one writer of path->state (path_lock held), which traces it; @old
+ * is IPOIB_TRACE_NONE for a new path, @status the resolution's result.
+ * Transmit reads the state without the lock (acquire), then path->ah: a
+ * path becomes READY with release semantics. Use ipoib_path_set_state()
+ * and ipoib_path_init_state().
+ */
+static void __ipoib_path_set_state(struct ipoib_path *path, unsigned int old,
+				   enum ipoib_path_state new, int status)
+{
+	lockdep_assert_held(&path->priv->path_lock);
+	if (new == IPOIB_PATH_READY) {
+		/* path->ah first: pairs with ipoib_path_xmit()'s acquire */
+		smp_store_release(&path->state, new);
+	} else {
+		path->state = new;
+	}
+	trace_ipoib_path_state(path, old, new, status);
+}
+
+static void ipoib_path_set_state(struct ipoib_path *path,
+				 enum ipoib_path_state new, int status)
+{
+	__ipoib_path_set_state(path, path->state, new, status);
+}
+
+static void ipoib_path_init_state(struct ipoib_path *path)
+{
+	__ipoib_path_set_state(path, IPOIB_TRACE_NONE, IPOIB_PATH_RESOLVING, 0);
 }
 
 static void ipoib_path_free_rcu(struct rcu_head *head)
@@ -64,6 +96,7 @@ static void ipoib_path_resolve_work(struct work_struct *work)
 	int ret;
 
 	atomic_long_inc(&priv->counters.path_resolutions);
+	ipoib_dbg(priv, 1, "resolving the path to %pI6c\n", path->dgid.raw);
 	ret = priv->fabric->path_resolve(priv, path);
 	if (ret)
 		ipoib_path_resolved(path, ret);
@@ -100,9 +133,9 @@ static void ipoib_path_resolved_work(struct work_struct *work)
 	if (ah) {
 		path->ah = ah;
 		/* readers check the state, then use ah without the lock */
-		smp_store_release(&path->state, IPOIB_PATH_READY);
+		ipoib_path_set_state(path, IPOIB_PATH_READY, 0);
 	} else {
-		path->state = IPOIB_PATH_FAILED;
+		ipoib_path_set_state(path, IPOIB_PATH_FAILED, status);
 		path->retry_at = jiffies + (status == -EAGAIN ?
 					    IPOIB_PATH_RETRY_SOON :
 					    IPOIB_PATH_RETRY);
@@ -119,7 +152,8 @@ static void ipoib_path_resolved_work(struct work_struct *work)
 		__skb_queue_purge(&queue);
 		return;
 	}
-	ipoib_dbg(priv, 1, "path to %pI6 ready\n", path->dgid.raw);
+	ipoib_dbg(priv, 1, "path to %pI6 ready (DLID 0x%04x SL %u)\n",
+		  path->dgid.raw, path->dlid, path->sl);
 	while ((skb = __skb_dequeue(&queue)))
 		dev_queue_xmit(skb);
 }
@@ -134,7 +168,7 @@ static struct ipoib_path *ipoib_path_new(struct ipoib_dev *priv,
 		return NULL;
 	path->priv = priv;
 	memcpy(path->dgid.raw, gid, sizeof(path->dgid.raw));
-	path->state = IPOIB_PATH_RESOLVING;
+	ipoib_path_init_state(path);
 	path->last_used = jiffies;
 	skb_queue_head_init(&path->queue);
 	INIT_WORK(&path->resolve_work, ipoib_path_resolve_work);
@@ -194,7 +228,7 @@ static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 	} else if (path->state == IPOIB_PATH_FAILED) {
 		if (time_before(jiffies, path->retry_at))
 			goto drop;
-		path->state = IPOIB_PATH_RESOLVING;
+		ipoib_path_set_state(path, IPOIB_PATH_RESOLVING, 0);
 		start = true;
 	}
 	if (skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN)
@@ -249,6 +283,8 @@ static void ipoib_path_evict(struct ipoib_dev *priv, bool all)
 			continue;
 		hash_del_rcu(&path->node);
 		priv->npaths--;
+		/* its end: nothing written, the event says it went */
+		trace_ipoib_path_state(path, path->state, IPOIB_TRACE_NONE, 0);
 		list_add_tail(&path->gc_node, &dead);
 	}
 	spin_unlock_bh(&priv->path_lock);

@@ -31,6 +31,7 @@
 
 #include "ipoib.h"
 #include "ipoib_cm.h"
+#include "ipoib_trace.h"
 
 #define IPOIB_CM_BACKOFF_MAX	(16 * HZ)
 #define IPOIB_CM_MAX_PEERS	4096
@@ -45,6 +46,15 @@ static const char *const ipoib_cm_state_names[] = {
 	[IPOIB_CM_LIVE]		= "live",
 	[IPOIB_CM_DRAINING]	= "draining",
 	[IPOIB_CM_DEAD]		= "dead",
+};
+
+static const char *const ipoib_cm_event_names[] = {
+	[IPOIB_CM_EV_REP]	= "REP",
+	[IPOIB_CM_EV_RTU]	= "RTU",
+	[IPOIB_CM_EV_REJ]	= "REJ or time-out",
+	[IPOIB_CM_EV_FAIL]	= "failure",
+	[IPOIB_CM_EV_DREQ]	= "DREQ",
+	[IPOIB_CM_EV_CLOSE]	= "close",
 };
 
 void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid)
@@ -125,6 +135,31 @@ static void ipoib_cm_peer_unhash(struct ipoib_cm_peer *peer)
 
 /* --- channels ------------------------------------------------------------- */
 
+/*
+ * The one writer of chan->state (cm.lock held: transmit reads it under
+ * that lock), which traces the change; @old is IPOIB_TRACE_NONE for a
+ * new channel. Use ipoib_cm_set_state() and ipoib_cm_init_state().
+ */
+static void __ipoib_cm_set_state(struct ipoib_cm_chan *chan, unsigned int old,
+				 enum ipoib_cm_state new)
+{
+	lockdep_assert_held(&chan->priv->cm.lock);
+	chan->state = new;
+	trace_ipoib_cm_state(chan, old, new);
+}
+
+static void ipoib_cm_set_state(struct ipoib_cm_chan *chan,
+			       enum ipoib_cm_state new)
+{
+	__ipoib_cm_set_state(chan, chan->state, new);
+}
+
+static void ipoib_cm_init_state(struct ipoib_cm_chan *chan,
+				enum ipoib_cm_state first)
+{
+	__ipoib_cm_set_state(chan, IPOIB_TRACE_NONE, first);
+}
+
 static void ipoib_cm_last_wqe_late(struct work_struct *work);
 
 /*
@@ -160,7 +195,8 @@ struct ipoib_cm_chan *ipoib_cm_chan_new(struct ipoib_cm_peer *peer,
 	chan->peer = peer;
 	kref_get(&peer->ref);
 	chan->active = active;
-	chan->state = active ? IPOIB_CM_CONNECTING : IPOIB_CM_ACCEPTING;
+	ipoib_cm_init_state(chan, active ? IPOIB_CM_CONNECTING :
+			    IPOIB_CM_ACCEPTING);
 	chan->send_room = room;
 	chan->last_used = jiffies;
 	chan->last_rx = jiffies;
@@ -304,7 +340,7 @@ static bool ipoib_cm_go_drain(struct ipoib_cm_chan *chan, bool failed,
 	/* transmit reads retry_at under cm.lock */
 	if (failed && chan->active)
 		peer->retry_at = jiffies + peer->backoff;
-	chan->state = IPOIB_CM_DRAINING;
+	ipoib_cm_set_state(chan, IPOIB_CM_DRAINING);
 	if (rcu_access_pointer(peer->tx) == chan) {
 		rcu_assign_pointer(peer->tx, next);
 		if (!next)
@@ -341,7 +377,7 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 	spin_lock_bh(&priv->cm.lock);
 	/* a peer that just failed may still take nothing: see xmit_live */
 	chan->probation = peer->backoff != 0;
-	chan->state = IPOIB_CM_LIVE;
+	ipoib_cm_set_state(chan, IPOIB_CM_LIVE);
 	cur = rcu_dereference_protected(peer->tx,
 					lockdep_is_held(&priv->cm.lock));
 	if (!chan->rx_only && cur != chan &&
@@ -349,6 +385,10 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 		rcu_assign_pointer(peer->tx, chan);
 	ours = rcu_access_pointer(peer->tx) == chan;
 	spin_unlock_bh(&priv->cm.lock);
+	ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: %s %s connection live, MTU %u%s\n",
+		  peer->addr + 4, ipoib_cm_addr_qpn(peer->addr),
+		  chan->active ? "our" : "the peer's", chan->uc ? "UC" : "RC",
+		  chan->mtu, ours ? ", carrying our traffic" : "");
 	if (ours) {
 		peer->backoff = 0;
 		ipoib_cm_send_queued(chan);
@@ -368,9 +408,14 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 	struct ipoib_cm_peer *peer = chan->peer;
 
 	lockdep_assert_held(&priv->cm.mutex);
-	ipoib_dbg(priv, 1, "CM %pI6 qpn 0x%06x: %s, event %d\n",
+	ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: %s, %s channel %s\n",
 		  peer->addr + 4, ipoib_cm_addr_qpn(peer->addr),
-		  ipoib_cm_state_names[chan->state], ev);
+		  ipoib_cm_event_names[ev], chan->active ? "our" : "the peer's",
+		  ipoib_cm_state_names[chan->state]);
+	if (cm_ev && cm_ev->event == IB_CM_REJ_RECEIVED)
+		ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: rejected: %s\n",
+			  peer->addr + 4, ipoib_cm_addr_qpn(peer->addr),
+			  ibcm_reject_msg(cm_ev->param.rej_rcvd.reason));
 	if (chan->state >= IPOIB_CM_DRAINING)
 		return false;
 	switch (ev) {
@@ -465,7 +510,7 @@ static void ipoib_cm_release_one(struct ipoib_cm_chan *chan)
 	if (id)
 		ib_destroy_cm_id(id);
 	spin_lock_bh(&priv->cm.lock);
-	chan->state = IPOIB_CM_DEAD;
+	ipoib_cm_set_state(chan, IPOIB_CM_DEAD);
 	if (!hlist_unhashed(&chan->qp_node))
 		hlist_del_init_rcu(&chan->qp_node);
 	spin_unlock_bh(&priv->cm.lock);

@@ -21,7 +21,8 @@
 
 /*
  * A channel's life (ipoib_cm_step() makes every transition but the
- * release work's last, to DEAD):
+ * release work's last, to DEAD; ipoib_cm_set_state() writes each and
+ * traces it, events/ib_ipoib/ipoib_cm_state):
  *
  *   CONNECTING --REP--> LIVE       (ours: set-up work, REQ, REP, RTU)
  *   ACCEPTING --RTU--> LIVE        (the peer's REQ: set-up work, REP)

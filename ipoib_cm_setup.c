@@ -247,10 +247,16 @@ void ipoib_cm_connect_work(struct work_struct *work)
 	if (!ret)
 		chan->cm_id = id;
 	if (!ret && (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
-		     rcu_access_pointer(chan->peer->tx) != chan))
+		     rcu_access_pointer(chan->peer->tx) != chan)) {
 		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
-	else if (!ret)
+	} else if (!ret) {
 		ret = ipoib_cm_send_req(chan);
+		if (!ret)
+			ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: REQ sent (%s service ID)\n",
+				  chan->peer->addr + 4,
+				  ipoib_cm_addr_qpn(chan->peer->addr),
+				  chan->sid_rfc ? "RFC 4755" : "Linux");
+	}
 	if (ret) {
 		ipoib_warn_rl(priv, "CM: cannot send a REQ: %d\n", ret);
 		ipoib_cm_step(chan, IPOIB_CM_EV_FAIL, NULL);
@@ -416,6 +422,9 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	spin_lock_bh(&priv->cm.lock);
 	chan = ipoib_cm_admit(priv, addr, rx_only, &reason);
 	spin_unlock_bh(&priv->cm.lock);
+	ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: REQ%s, %s\n",
+		  addr + 4, pd.qpn, rx_only ? " (in-tree model)" : "",
+		  chan ? "accepting" : ibcm_reject_msg(reason));
 	if (!chan) {
 		mutex_unlock(&priv->cm.mutex);
 		ipoib_cm_reject(priv, id, reason);

@@ -52,4 +52,32 @@
 #define IPOIB_POOL_MAY_MAP false
 #endif
 
+/*
+ * A rate-limited netdev_dbg(dev, fmt, ...), which neither kernel has: as
+ * net_dbg_ratelimited() does, the call site's dynamic debug switch first,
+ * then net_ratelimit(), so that a site turned off costs a static branch
+ * and takes nothing from the rate limit. Without dynamic debug in the
+ * kernel (Debian's have it): nothing, the format still checked.
+ */
+#define ipoib_first_arg(first, ...)	first
+
+#if defined(CONFIG_DYNAMIC_DEBUG) || \
+	(defined(CONFIG_DYNAMIC_DEBUG_CORE) && defined(DYNAMIC_DEBUG_MODULE))
+#define ipoib_netdev_dbg_ratelimited(dev, ...)				\
+	do {								\
+		DEFINE_DYNAMIC_DEBUG_METADATA(ipoib_ddebug,		\
+					      ipoib_first_arg(__VA_ARGS__)); \
+		if (DYNAMIC_DEBUG_BRANCH(ipoib_ddebug) &&		\
+		    net_ratelimit())					\
+			__dynamic_netdev_dbg(&ipoib_ddebug, dev,	\
+					     __VA_ARGS__);		\
+	} while (0)
+#else
+#define ipoib_netdev_dbg_ratelimited(dev, ...)				\
+	do {								\
+		if (0)							\
+			netdev_printk(KERN_DEBUG, dev, __VA_ARGS__);	\
+	} while (0)
+#endif
+
 #endif /* IPOIB_COMPAT_H */

@@ -13,6 +13,7 @@
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
+#include "ipoib_trace.h"
 
 #define IPOIB_MCAST_MAX_BACKOFF	8	/* seconds; the in-tree waits 16 */
 
@@ -42,11 +43,42 @@ static struct ipoib_mcast *ipoib_mcast_find(struct ipoib_dev *priv,
 	return NULL;
 }
 
-/* Under mcast_lock: into the list (at its head or tail) and the table */
+/*
+ * The one writer of mc->state (WRITE_ONCE: transmit reads it without a
+ * lock), which traces it; @old is IPOIB_TRACE_NONE for a new group,
+ * @status a failed join's error. Use ipoib_mcast_set_state() (under
+ * mcast_mutex, from the group's step) and ipoib_mcast_init_state().
+ */
+static void __ipoib_mcast_set_state(struct ipoib_mcast *mc, unsigned int old,
+				    enum ipoib_mcast_state new, int status)
+{
+	WRITE_ONCE(mc->state, new);
+	trace_ipoib_mcast_state(mc, old, new, status);
+}
+
+static void ipoib_mcast_set_state(struct ipoib_mcast *mc,
+				  enum ipoib_mcast_state new, int status)
+{
+	lockdep_assert_held(&mc->priv->mcast_mutex);
+	__ipoib_mcast_set_state(mc, mc->state, new, status);
+}
+
+/* A group's first state, as it is linked (mcast_lock held) */
+static void ipoib_mcast_init_state(struct ipoib_mcast *mc)
+{
+	lockdep_assert_held(&mc->priv->mcast_lock);
+	__ipoib_mcast_set_state(mc, IPOIB_TRACE_NONE, IPOIB_MCAST_IDLE, 0);
+}
+
+/*
+ * Under mcast_lock: a new group into the list (at its head or tail) and
+ * the table, IDLE (until then nothing looks at its state)
+ */
 static void ipoib_mcast_link(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			     bool head)
 {
 	lockdep_assert_held(&priv->mcast_lock);
+	ipoib_mcast_init_state(mc);
 	if (head)
 		list_add_rcu(&mc->list, &priv->mcasts);
 	else
@@ -113,7 +145,7 @@ static struct ipoib_mcast *ipoib_mcast_new(struct ipoib_dev *priv,
 		return NULL;
 	mc->priv = priv;
 	memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
-	WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
+	/* IDLE (zero) when linked: ipoib_mcast_link() */
 	mc->created = jiffies;
 	mc->last_used = jiffies;
 	skb_queue_head_init(&mc->queue);
@@ -213,7 +245,7 @@ static void ipoib_mcast_fail(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 		mc->retry_at = jiffies + mc->backoff * HZ;
 	}
 	mc->sm_new = false;
-	WRITE_ONCE(mc->state, IPOIB_MCAST_FAILED);
+	ipoib_mcast_set_state(mc, IPOIB_MCAST_FAILED, status);
 	/*
 	 * A NonMember join the SA refused (ib_sa's -EINVAL: the group is
 	 * gone): the router lets it go. Timeouts and the like retry.
@@ -328,7 +360,7 @@ static void ipoib_mcast_rekind(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 	ipoib_mcast_sendonly_end(priv, mc);
 	mc->nonmember = nonmember;
 	spin_unlock_bh(&priv->mcast_lock);
-	WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
+	ipoib_mcast_set_state(mc, IPOIB_MCAST_IDLE, 0);
 	mc->backoff = 0;
 }
 
@@ -355,7 +387,7 @@ static void ipoib_mcast_rejoin(struct ipoib_dev *priv, struct ipoib_mcast *mc)
 		return;
 	mc->rejoin = false;
 	priv->fabric->mcast_leave(priv, mc);
-	WRITE_ONCE(mc->state, IPOIB_MCAST_REJOINING);
+	ipoib_mcast_set_state(mc, IPOIB_MCAST_REJOINING, 0);
 	ipoib_mcast_dbg(priv, "joining %pI6 again\n", mc->mgid);
 	atomic_long_inc(&priv->counters.mcast_joins);
 	ret = priv->fabric->mcast_join(priv, mc);
@@ -370,7 +402,7 @@ static void ipoib_mcast_start_join(struct ipoib_dev *priv,
 {
 	int ret;
 
-	WRITE_ONCE(mc->state, IPOIB_MCAST_JOINING);
+	ipoib_mcast_set_state(mc, IPOIB_MCAST_JOINING, 0);
 	ipoib_mcast_dbg(priv, "joining %pI6 (%s)\n", mc->mgid,
 			ipoib_mcast_kind(mc));
 	atomic_long_inc(&priv->counters.mcast_joins);
@@ -393,7 +425,7 @@ static void ipoib_mcast_join_ended(struct ipoib_dev *priv,
 		ipoib_mcast_fail(priv, mc, ret);
 		return;
 	}
-	WRITE_ONCE(mc->state, IPOIB_MCAST_JOINED);
+	ipoib_mcast_set_state(mc, IPOIB_MCAST_JOINED, 0);
 	mc->backoff = 0;
 	mc->sm_new = false;
 	ipoib_mcast_dbg(priv, "joined %pI6 (%s)\n", mc->mgid,
@@ -418,7 +450,8 @@ static void ipoib_mcast_sa_report(struct ipoib_dev *priv,
 	if (deleted && (mc->state == IPOIB_MCAST_JOINED ||
 			mc->state == IPOIB_MCAST_REJOINING)) {
 		ipoib_mcast_drop_membership(priv, mc);
-		WRITE_ONCE(mc->state, IPOIB_MCAST_FAILED);
+		/* no join failed: status 0 */
+		ipoib_mcast_set_state(mc, IPOIB_MCAST_FAILED, 0);
 		mc->backoff = mc->wanted ? 0 : IPOIB_MCAST_MAX_BACKOFF;
 		mc->retry_at = jiffies + mc->backoff * HZ;
 	}
@@ -534,7 +567,7 @@ static bool ipoib_mcast_step(struct ipoib_dev *priv, struct ipoib_mcast *mc,
 			return false;
 		if (time_before(jiffies, mc->retry_at))
 			return true;
-		WRITE_ONCE(mc->state, IPOIB_MCAST_IDLE);
+		ipoib_mcast_set_state(mc, IPOIB_MCAST_IDLE, 0);
 		return ipoib_mcast_step(priv, mc, up);
 	default:
 		return false;
@@ -805,6 +838,13 @@ static bool ipoib_mcast_run(struct ipoib_dev *priv, bool up, bool may_cut)
 		}
 		stepped = true;
 		if (!ipoib_mcast_step(priv, mc, up)) {
+			ipoib_mcast_dbg(priv, "left %pI6c (%s): %s\n", mc->mgid,
+					ipoib_mcast_kind(mc), up ?
+					"no longer wanted" :
+					"leaving every group");
+			/* its end: nothing written, the event says it went */
+			trace_ipoib_mcast_state(mc, mc->state,
+						IPOIB_TRACE_NONE, 0);
 			spin_lock_bh(&priv->mcast_lock);
 			ipoib_mcast_set_router(priv, mc, false);
 			ipoib_mcast_unlink(priv, mc);
