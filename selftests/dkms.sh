@@ -3,8 +3,8 @@
 #
 # DKMS: Debian's dkms adds, builds and installs this checkout (dkms.conf)
 # for the guest's kernel and removes it again, on the host, into trees
-# under build/dkms/KVER (tools/vm/dkms-stage.sh; its steps are this test's
-# first checks). The guest then takes each state into its own (overlay)
+# under the boot's directory (tools/vm/dkms-stage.sh, run by batch.sh
+# while the guests boot; its steps are this test's first checks). The guest then takes each state into its own (overlay)
 # /lib/modules: installed, `modprobe ib_ipoib` loads ours from
 # updates/dkms, with dkms.conf's version, and it works (an interface on
 # soft-RoCE, carrier); removed, modprobe loads the kernel's own again.
@@ -15,7 +15,8 @@ DKMS=1
 NEEDS="dkms depmod"
 . "$(dirname "$0")/lib.sh"
 
-stage=$IPOIB_TOP/build/dkms/$KVER
+# tools/vm/dkms-stage.sh's, from batch.sh
+stage=/shared/host/dkms
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$IPOIB_TOP/dkms.conf")
 mdir=/lib/modules/$KVER
 log "dkms.conf: ib_ipoib $ver"

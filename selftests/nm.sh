@@ -101,11 +101,16 @@ check "... $child: datagram mode, MTU 4092 (the partition's group), 10.31.0.1/24
 check "... ping across the partition" wait_until 20 ping -c 1 -W 1 10.31.0.2
 
 # --- deactivated, nothing left -----------------------------------------------
+# NetworkManager finishes a deactivation after nmcli returns
+no_addr() {
+	test -z "$(ip -4 -o addr show dev "$1")"
+}
 check "nmcli connection down: the child is deleted" sh -c \
-	"nmcli -w 30 connection down ib-test-child &&
-	 test ! -e /sys/class/net/$child"
+	"nmcli -w 30 connection down ib-test-child" &&
+	check "... $child is gone" wait_until 10 test ! -e "/sys/class/net/$child"
 check "nmcli connection down: $if0 keeps no address" sh -c \
-	"nmcli -w 30 connection down ib-test && test -z \"\$(ip -4 -o addr show dev $if0)\""
+	"nmcli -w 30 connection down ib-test" &&
+	check "... $if0 has no address" wait_until 10 no_addr "$if0"
 check "nmcli connection delete: both, keyfiles gone" sh -c \
 	"nmcli connection delete ib-test ib-test-child &&
 	 ! ls $keyfiles/ib-test* 2>/dev/null"

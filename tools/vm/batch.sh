@@ -21,8 +21,8 @@
 # (GUESTS=, VM_SMP=, VM_TIMEOUT= seconds (default 300), CM_INJECT=1,
 # UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1, SOFTIB=1: the
 # test loads tools/softib's soft IB HCA, built here for the kernel;
-# DKMS=1: tools/vm/dkms-stage.sh first runs dkms for the kernel into
-# build/dkms/KVER, which the test reads; NEEDS="PROGRAM...": programs it
+# DKMS=1: tools/vm/dkms-stage.sh runs dkms for the kernel into the boot's
+# /shared/host/dkms while the guests boot, which the test reads; NEEDS="PROGRAM...": programs it
 # runs, found in PATH or at the absolute path given (guests run the
 # host's)).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
@@ -118,7 +118,6 @@ need_inject=
 need_ud_inject=
 need_hooks=
 need_softib=
-need_dkms=
 declare -A group_of=() limit_of=() skip_of=()
 groups=()
 tests=()
@@ -134,7 +133,6 @@ for t in "$@"; do
 	[ "$(setting "$t" UD_INJECT '')" = 1 ] && need_ud_inject=1
 	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
 	[ "$(setting "$t" SOFTIB 0)" = 1 ] && need_softib=1
-	[ "$(setting "$t" DKMS 0)" = 1 ] && need_dkms=1
 	# guests-smp-hooks-allocfail
 	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
 	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
@@ -191,24 +189,26 @@ if [ -n "$need_softib" ] &&
 	fail_rest "tools/softib build for $kver" "$build_log"
 fi
 
-# dkms add/build/install/remove into build/dkms/KVER, while the guests
-# boot and run the tests before it: the test waits for OUT/done, and its
-# steps are its checks (a failed one fails the test, not the batch)
+# dkms_stage DIR: dkms add/build/install/remove for the boot whose shared
+# directory is DIR (/shared/host in the guests), into DIR/dkms, in the
+# background while the guests boot and run the tests before: the test
+# waits for dkms/done, and the steps are its checks (a failed one fails
+# the test, not the boot). Not elsewhere under build/: the guests would
+# not see files made there after they looked (the overlay over the host's
+# root caches what it found).
 dkms_pid=
-if [ -n "$need_dkms" ]; then
-	dkms_out=$top/build/dkms/$kver
-	rm -f "$dkms_out/done"
+dkms_stage() {
 	(
 		if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
 			"$here/dkms-stage.sh" "$kver" \
-				"$DEBUG_MODROOT/lib/modules/$kver" "$dkms_out" "$DEBUG_KDIR"
+				"$DEBUG_MODROOT/lib/modules/$kver" "$1/dkms" "$DEBUG_KDIR"
 		else
-			"$here/dkms-stage.sh" "$kver" "/lib/modules/$kver" "$dkms_out"
+			"$here/dkms-stage.sh" "$kver" "/lib/modules/$kver" "$1/dkms"
 		fi
-		: >"$dkms_out/done"
-	) >"$runs/dkms-$kver.log" 2>&1 &
+		: >"$1/dkms/done"
+	) >"$1/dkms-stage.log" 2>&1 &
 	dkms_pid=$!
-fi
+}
 
 # report OUT TEST: KTAP of one test of a finished boot: the subtest of
 # its checks, then its result
@@ -292,7 +292,10 @@ for g in "${groups[@]}"; do
 	fi
 	out=$runs/$label-$kver$gcov
 	rm -rf "$out"
-	mkdir -p "$out"
+	mkdir -p "$out/shared/host"
+	for t in "${gtests[@]}"; do
+		[ "$(setting "$t" DKMS 0)" = 1 ] && { dkms_stage "$out/shared/host"; break; }
+	done
 	args=("${vm_args[@]}" --smp "$smp" --module "$module")
 	[ "$hooks" = 1 ] && args+=(--module "$hooks_module")
 	alloc_ok=
@@ -307,6 +310,7 @@ for g in "${groups[@]}"; do
 	for t in "${gtests[@]}"; do
 		report "$out" "$t"
 	done
+	[ -z "$dkms_pid" ] || { wait "$dkms_pid"; dkms_pid=; }
 	if [ $rc -eq 0 ]; then
 		tap OK "$label: guests booted once for ${#gtests[@]} test(s), finished, console clean"
 	else
@@ -314,7 +318,6 @@ for g in "${groups[@]}"; do
 		sed 's/^/# /' "$out/run.log"
 	fi
 done
-[ -z "$dkms_pid" ] || wait "$dkms_pid"
 totals
 # shellcheck disable=SC2317 # the read-whole idiom's exit (see the top)
 exit

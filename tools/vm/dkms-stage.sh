@@ -4,7 +4,7 @@
 # dkms-stage.sh KVER MODDIR OUT [KSRC]
 #
 # The host half of selftests/dkms.sh (batch.sh runs it for a test with
-# DKMS=1, while the guests boot): Debian's dkms adds, builds and installs this checkout's
+# DKMS=1, while the guests boot, with OUT in their /shared): Debian's dkms adds, builds and installs this checkout's
 # package (dkms.conf) for kernel KVER, then removes it, with every tree it
 # writes under OUT: its dkms tree, its source tree, and an install tree
 # that is MODDIR (the kernel's /lib/modules/KVER) with symlinks for the

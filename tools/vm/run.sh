@@ -16,7 +16,9 @@
 #                 (default: build/KVER/ib_ipoib.ko of this repo, if it exists)
 #   --no-module   install no module
 #   --env N=V     export N=V in the guest script's environment (repeatable)
-#   --out DIR     results (default: a new dir under build/vm/runs/)
+#   --out DIR     results (default: a new dir under build/vm/runs/); the
+#                 guests' /shared is DIR/shared, and /shared/host is left
+#                 to the caller
 #   --timeout S   for the whole run (default 300)
 #   --kernel IMAGE  boot IMAGE instead of /boot/vmlinuz-KVER (a kernel built
 #                 here, e.g. the debug kernel of tools/debug-kernel/build.sh)
@@ -158,8 +160,11 @@ out=$(readlink -f "$out")
 case "$out$script$module$kernel$modroot" in
 *[[:space:],]*) die "paths must not contain spaces or commas" ;;
 esac
-# A fresh shared directory and fresh logs for this run.
-rm -rf "$out/shared"
+# A fresh shared directory and fresh logs for this run; OUT/shared/host
+# is the caller's, who may be writing there for the guests (batch.sh).
+if [ -d "$out/shared" ]; then
+	find "$out/shared" -mindepth 1 -maxdepth 1 ! -name host -exec rm -rf {} +
+fi
 rm -f "$out"/console-*.log "$out"/qemu-*.log
 mkdir -p "$out/shared/flags"
 letters=ABCDEFGHIJKLMNOPQRSTUVWXYZ
