@@ -12,7 +12,7 @@
 # Modules built into KVER are skipped. Nothing is loaded on the host.
 # MODROOT: take the modules from MODROOT/lib/modules/KVER instead (a kernel
 # built here and installed with INSTALL_MOD_PATH=MODROOT).
-set -eu
+set -euo pipefail
 
 usage() {
 	echo "usage: $0 KVER OUT" >&2
