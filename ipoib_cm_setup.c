@@ -183,7 +183,7 @@ static int ipoib_cm_prepare(struct ipoib_cm_chan *chan)
 		ib_destroy_qp(qp);
 		return ret;
 	}
-	chan->qp = qp;
+	WRITE_ONCE(chan->qp, qp);	/* ipoib_trace_cm_qpn() reads it */
 	ipoib_cm_qp_add(chan);
 	if (!priv->cm.use_srq)
 		ret = ipoib_cm_rx_chan_open(chan);

@@ -54,9 +54,12 @@ distro_fabric_down() {
 # present so far announced; links keep their kernel names (eth0 is
 # the test bed's). Network tools wait for udev before they touch a link.
 udev_start() {
-	mkdir -p /etc/systemd/network &&
+	mkdir -p /etc/systemd/network /etc/udev/rules.d &&
 		printf '[Match]\nOriginalName=*\n\n[Link]\nNamePolicy=kernel\n' \
 			>/etc/systemd/network/00-test-kernel-names.link &&
+		# no ifup for a hotplugged eth0, whatever the host's
+		# /etc/network/interfaces says
+		ln -sf /dev/null /etc/udev/rules.d/80-ifupdown.rules &&
 		/lib/systemd/systemd-udevd --daemon &&
 		udevadm trigger --action=add --subsystem-match=net &&
 		udevadm settle --timeout=30
@@ -71,7 +74,8 @@ dbus_start() {
 # distro_cleanup: the files of udev_start and dbus_start (their daemons
 # die with the test)
 distro_cleanup() {
-	rm -f /etc/systemd/network/00-test-kernel-names.link /run/dbus/pid
+	rm -f /etc/systemd/network/00-test-kernel-names.link /run/dbus/pid \
+		/etc/udev/rules.d/80-ifupdown.rules
 }
 
 # addrs_of IF: the interface's IPv4 addresses, or nothing

@@ -23,6 +23,7 @@ files="$etc/50-ipoib-test.network $etc/50-ipoib-test-child.netdev
 cleanup() {
 	# shellcheck disable=SC2086 # file names are words
 	rm -f $files
+	rm -rf /run/systemd/netif
 	distro_cleanup
 }
 trap cleanup EXIT

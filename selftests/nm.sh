@@ -22,6 +22,7 @@ conf=/etc/NetworkManager/conf.d/99-ipoib-test.conf
 keyfiles=/etc/NetworkManager/system-connections
 cleanup() {
 	rm -f "$conf" "$keyfiles"/ib-test*.nmconnection
+	rm -rf /var/lib/NetworkManager/* /run/NetworkManager
 	distro_cleanup
 }
 trap cleanup EXIT
@@ -34,6 +35,8 @@ mkdir -p "${conf%/*}"
 cat >"$conf" <<'EOF2'
 [main]
 no-auto-default=*
+dns=none
+rc-manager=unmanaged
 
 [keyfile]
 unmanaged-devices=except:type:infiniband

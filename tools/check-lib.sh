@@ -132,7 +132,12 @@ tap_report() {
 		fi
 		sub+="  $st $n $desc${skip:+ # SKIP $skip}"$'\n'
 	done < <(tap_leaves "$log")
-	if [ "$rc" -ne 0 ] && [ $bad -eq 0 ]; then
+	if [ "$rc" -eq 4 ] && [ $bad -eq 0 ]; then
+		# kselftest's exit status for "nothing ran: skipped"
+		n=$((n + 1))
+		leaf 0 "$name" "exit 4"
+		sub+="  ok $n $name # SKIP nothing ran (exit 4)"$'\n'
+	elif [ "$rc" -ne 0 ] && [ $bad -eq 0 ]; then
 		n=$((n + 1))
 		leaf 1 "$name (exit $rc)"
 		bad=1

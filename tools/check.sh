@@ -68,9 +68,9 @@ vm_tests() {
 # machine, and the two-guest boots take turns. Their results follow in
 # kernel order.
 # shellcheck disable=SC2317 # run through all_steps
+declare -A pid=()
 vm_all() {
 	local k log
-	declare -A pid=()
 	t0=$(date +%s)
 	if [ -z "$counting" ]; then
 		# the guests' tools, once, before the runs that share them
@@ -78,10 +78,13 @@ vm_all() {
 		make -s -C tools/inject >/dev/null 2>&1
 		for k in $KVERS; do
 			log=$(check_log_name "vm $k")
+			# a process group of its own, which stop_vms ends
 			# shellcheck disable=SC2046 # test names are words
-			IPOIB_KVER=$k tools/vm/batch.sh $(vm_tests "$k") >"$log" 2>&1 &
+			IPOIB_KVER=$k setsid tools/vm/batch.sh $(vm_tests "$k") \
+				>"$log" 2>&1 &
 			pid[$k]=$!
 		done
+		trap stop_vms INT TERM
 	fi
 	for k in $KVERS; do
 		log=$(check_log_name "vm $k")
@@ -92,6 +95,19 @@ vm_all() {
 			tap_report "vm $k" "$log" $? "$t0"
 		fi
 	done
+}
+
+# stop_vms: on Ctrl-C or SIGTERM, end the VM runs (background jobs do not
+# see Ctrl-C) and everything they started; run.sh cleans up on SIGTERM
+# shellcheck disable=SC2317 # run from the trap
+stop_vms() {
+	local p
+	for p in "${pid[@]}"; do
+		kill -TERM -- "-$p" 2>/dev/null
+	done
+	wait
+	echo "# make check: interrupted"
+	exit 130
 }
 
 all_steps() {

@@ -12,7 +12,7 @@ qemu-system-x86 busybox-static vde2
 rdma-core ibverbs-utils libibverbs-dev libibumad-dev perftest
 iproute2 iputils-ping ethtool tcpdump tshark iperf3
 opensm infiniband-diags
-clang libclang-rt-14-dev shellcheck
+clang libclang-rt-14-dev
 network-manager dbus ifupdown dkms"
 
 missing=
@@ -41,3 +41,16 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 # shellcheck disable=SC2086 # package names are words
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# policy-rc.d kept them from starting now, not from starting at the next
+# boot: the network services installed here are the guests' alone.
+for p in $missing; do
+	case $p in
+	network-manager) units="NetworkManager NetworkManager-wait-online NetworkManager-dispatcher" ;;
+	ifupdown) units=networking ;;
+	opensm) units=opensm ;;
+	*) continue ;;
+	esac
+	for u in $units; do
+		systemctl disable "$u.service" >/dev/null 2>&1 || true
+	done
+done

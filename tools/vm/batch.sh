@@ -199,11 +199,13 @@ fi
 dkms_pid=
 dkms_stage() {
 	(
+		# niced: the guests are CPU-bound
 		if [ -n "${IPOIB_DEBUG_KERNEL:-}" ]; then
-			"$here/dkms-stage.sh" "$kver" \
+			nice -n 19 "$here/dkms-stage.sh" "$kver" \
 				"$DEBUG_MODROOT/lib/modules/$kver" "$1/dkms" "$DEBUG_KDIR"
 		else
-			"$here/dkms-stage.sh" "$kver" "/lib/modules/$kver" "$1/dkms"
+			nice -n 19 "$here/dkms-stage.sh" "$kver" \
+				"/lib/modules/$kver" "$1/dkms"
 		fi
 		: >"$1/dkms/done"
 	) >"$1/dkms-stage.log" 2>&1 &

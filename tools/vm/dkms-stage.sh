@@ -67,8 +67,10 @@ keep() {
 		if [ -d "$tree/updates" ]; then cp -r "$tree/updates" "$out/$1/"; fi
 }
 status_is() {	# dkms status says STATE for KVER
-	dkms status "${opts[@]}" -k "$kver" | tee /dev/stderr |
-		grep -q "^ib_ipoib/$ver, $kver, [^:]*: $1\$"
+	local st
+	st=$(dkms status "${opts[@]}" -k "$kver")
+	echo "$st"
+	grep -q "^ib_ipoib/$ver, $kver, [^:]*: $1\$" <<<"$st"
 }
 
 step "dkms add ib_ipoib/$ver" dkms add "${opts[@]}"

@@ -179,6 +179,11 @@ elapsed() {
 	awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t_start }"
 }
 
+# The caches below are shared by the runs of a kernel, which may overlap
+# now (one slot each): one run at a time builds or reads them into place.
+exec 7>>"$vmdir/cache.lock"
+flock 7
+
 # --- initramfs, cached by kernel version and content hash -----------------
 ihash=$( {
 	cat "$here/initramfs-init.sh" "$here/mkinitramfs.sh"
@@ -233,6 +238,9 @@ if [ -n "$module" ]; then
 		: >"$stage/done"
 	fi
 fi
+
+flock -u 7
+exec 7>&-
 
 # --- guest configuration -------------------------------------------------
 conf=$out/guest.conf
