@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for ipoib_wire.c, the RFC 4391 / RFC 4755 wire formats.
- * Self-contained, prints TAP version 13, exits non-zero on any failure.
+ * Self-contained, prints KTAP (the plan first: the results are kept until
+ * all have run), exits non-zero on any failure.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../ipoib_wire.h"
@@ -13,13 +15,14 @@
 
 static int n_tests;
 static int n_failed;
+static FILE *out;	/* the results and their diagnostics, until the plan */
 
 static int check(int cond, const char *desc)
 {
 	n_tests++;
 	if (!cond)
 		n_failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_tests, desc);
+	fprintf(out, "%sok %d %s\n", cond ? "" : "not ", n_tests, desc);
 	return cond;
 }
 
@@ -27,10 +30,10 @@ static void dump(const char *what, const u8 *p, size_t len)
 {
 	size_t i;
 
-	printf("#   %-4s", what);
+	fprintf(out, "#   %-4s", what);
 	for (i = 0; i < len; i++)
-		printf("%s%02x", i ? ":" : " ", p[i]);
-	printf("\n");
+		fprintf(out, "%s%02x", i ? ":" : " ", p[i]);
+	fprintf(out, "\n");
 }
 
 static void check_bytes(const u8 *got, const u8 *want, size_t len,
@@ -504,7 +507,7 @@ static void test_sid(void)
 	qpn = 0x5a5a5a;
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		if (ipoib_sid_qpn(bad[i], &qpn) != -1) {
-			printf("# accepted 0x%016llx\n", bad[i]);
+			fprintf(out, "# accepted 0x%016llx\n", bad[i]);
 			ok = 0;
 		}
 	}
@@ -591,7 +594,12 @@ static void test_sa(void)
 
 int main(void)
 {
-	printf("TAP version 13\n");
+	char *buf;
+	size_t len;
+
+	out = open_memstream(&buf, &len);
+	if (!out)
+		return 2;
 	test_encap();
 	test_lladdr();
 	test_lladdr_cmp();
@@ -601,8 +609,12 @@ int main(void)
 	test_csum_imm();
 	test_sid();
 	test_sa();
-	printf("1..%d\n", n_tests);
-	if (n_failed)
-		printf("# %d of %d checks failed\n", n_failed, n_tests);
+	if (fclose(out))
+		return 2;
+	printf("KTAP version 1\n1..%d\n", n_tests);
+	fwrite(buf, 1, len, stdout);
+	free(buf);
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
+	       n_tests - n_failed, n_failed);
 	return n_failed ? 1 : 0;
 }
