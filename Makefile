@@ -39,7 +39,7 @@ $(OBJDIR)/.links: $(SRCS) | headers
 	@touch $@
 
 modules: $(OBJDIR)/.links
-	$(KMAKE) modules
+	+$(KMAKE) modules
 
 modules_install: modules
 	install -D -m 0644 $(OBJDIR)/ib_ipoib.ko \

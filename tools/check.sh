@@ -41,7 +41,7 @@ mkdir -p "$CHECK_LOGS"
 # shellcheck disable=SC2317 # run through step
 build_clean() {	# build_clean KVER [TEST_HOOKS=1]: W=1, no warning at all
 	local out
-	out=$(make -s -C "$top" modules KVER="$1" ${2:+"$2"} 2>&1 |
+	out=$(make -s -j"$(nproc)" -C "$top" modules KVER="$1" ${2:+"$2"} 2>&1 |
 		grep -v 'Skipping BTF generation')
 	[ -n "$out" ] && { echo "$out"; return 1; }
 	test -f "build/$1${2:+-hooks}/ib_ipoib.ko"
