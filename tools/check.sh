@@ -67,8 +67,8 @@ vm_tests() {
 # distribution's tools), which come first in each run, meet and share the
 # machine, and the two-guest boots take turns. Their results follow in
 # kernel order.
-# shellcheck disable=SC2317 # run through all_steps
 declare -A pid=()
+# shellcheck disable=SC2317 # run through all_steps
 vm_all() {
 	local k log
 	t0=$(date +%s)
