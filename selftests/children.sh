@@ -9,8 +9,10 @@
 # - rtnl `type ipoib` with pkey, mode and umcast, `ip -d link show`,
 #   changelink, and the refusals with their extack texts;
 # - traffic over a child that shares the parent's P_Key, in connected mode;
-# - containers: a child in each of two namespaces per guest, pinging the
-#   peer's across guests, coming home when its namespace is deleted; a
+# - containers: a child in each of two namespaces per guest (one moved
+#   there, one made there through rtnl; the mode switched through sysfs
+#   in each), pinging the peer's across guests, coming home when its
+#   namespace is deleted, down, without addresses, working again; a
 #   child in a user-namespace container may be changed from inside, its
 #   parent may not; the parent itself moves and comes back;
 # - the RDMA device deleted with children of every kind, and re-added;
@@ -157,10 +159,22 @@ barrier rtnl-done
 check "ip link del $rc" ip link del "$rc"
 
 # --- containers -----------------------------------------------------------
+# c1 made here and moved into ns1; c2 made in ns2 by rtnl (its parent
+# named in this namespace); each configured in its namespace, the mode
+# through sysfs there (NetworkManager's way) and back
+ip netns add ns1
+ip netns add ns2
+ip link add link "$ifc" name c1 type ipoib
+check "c1 moves into ns1" ip link set c1 netns ns1
+check "c2 made in ns2 (ip link add link $ifc netns ns2 type ipoib)" \
+	ip link add link "$ifc" name c2 netns ns2 type ipoib
+ns_mode() {	# ns_mode NS IF MODE: written in NS's sysfs, read back
+	ip netns exec "$1" sh -c "echo $3 >/sys/class/net/$2/mode &&
+		test \$(cat /sys/class/net/$2/mode) = $3"
+}
 for n in 1 2; do
-	ip netns add "ns$n"
-	ip link add link "$ifc" name "c$n" type ipoib
-	check "c$n moves into ns$n" ip link set "c$n" netns "ns$n"
+	check "c$n in ns$n: sysfs mode takes connected" ns_mode "ns$n" "c$n" connected
+	check "c$n in ns$n: ... and datagram" ns_mode "ns$n" "c$n" datagram
 	ip -n "ns$n" link set "c$n" up
 	ip -n "ns$n" addr add "10.4$n.0.$idx/24" dev "c$n"
 done
@@ -188,9 +202,19 @@ ip -n ns2 link set c1 name c2
 ip netns del ns1
 check "c1 comes home when ns1 is deleted" wait_until 10 test -e /sys/class/net/c1
 ip netns del ns2
-check "c2 comes home too" wait_until 10 test -e /sys/class/net/c2
-ip link del c1
-ip link del c2
+check "c2, made in ns2, comes home too" wait_until 10 test -e /sys/class/net/c2
+home_clean() {	# home_clean IF: down, no address, its own debugfs name
+	ip link show "$1" | grep -q 'state DOWN' &&
+		test -z "$(ip -o addr show dev "$1" | grep -w inet)" &&
+		test -e "/sys/kernel/debug/ipoib/${1}_path"
+}
+for n in 1 2; do
+	check "c$n came home down, without its address, debugfs c${n}_path" \
+		home_clean "c$n"
+done
+check "c1 works at home: up, carrier" sh -c "ip link set c1 up &&
+	for i in \$(seq 75); do grep -qx 1 /sys/class/net/c1/carrier && exit 0; sleep 0.2; done; exit 1"
+check "c1 and c2 delete" sh -c "ip link del c1 && ip link del c2"
 
 # a user-namespace container owning a child
 container_checks() {
