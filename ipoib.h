@@ -41,6 +41,10 @@
  *   (spinlock, BH off) and read under RCU on transmit. A path's ah pointer
  *   changes under path_lock; a sender takes its own ipoib_ah reference.
  *   path->queue has its own lock (sk_buff_head).
+ * - Neighbours (ipoib_arp.c): the netevent notifier runs in any context
+ *   and only queues priv->neigh_sweep_work (priv->wq), reaching a bond's
+ *   slaves under RCU; the work reads the ARP and ND tables under their
+ *   own locks, inside cm.mutex.
  * - Multicast (ipoib_multicast.c): groups are joined and left under RTNL
  *   and priv->mcast_mutex, from priv->mcast_work or from ndo_stop itself. Transmit
  *   looks groups up in priv->mcast_hash under RCU and may add a send-only
@@ -434,6 +438,7 @@ struct ipoib_counters {
 	atomic_long_t cm_no_last_wqe;	/* SRQ QP drained without the event */
 	atomic_long_t cm_rnr_failures;	/* peer took no data: connection ended */
 	atomic_long_t cm_tx_stalled;	/* dropped: its connection is stuck */
+	atomic_long_t cm_peer_moved;	/* closed: no neighbour names its peer */
 	atomic_long_t cm_rx_misdirected; /* data on ours, cm_bidir off */
 	atomic_long_t cm_tx_csum_pending; /* checksum left to the receiver */
 	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */
@@ -579,6 +584,7 @@ struct ipoib_dev {
 	unsigned int npaths;
 	struct delayed_work path_gc_work;
 	struct work_struct path_flush_work;	/* ipoib_path_flush_soon() */
+	struct work_struct neigh_sweep_work;	/* a peer moved: close its */
 
 	/* multicast, ipoib_multicast.c */
 	struct mutex mcast_mutex;
@@ -703,6 +709,8 @@ void ipoib_path_flush(struct ipoib_dev *priv);
 void ipoib_path_flush_soon(struct ipoib_dev *priv);
 void ipoib_path_cleanup(struct ipoib_dev *priv);
 void ipoib_neigh_carrier_on(struct net_device *dev);
+int ipoib_neigh_register(void);
+void ipoib_neigh_unregister(void);
 
 /* ipoib_multicast.c: groups, joins, carrier */
 void ipoib_mcast_init(struct ipoib_dev *priv);
@@ -768,6 +776,11 @@ bool ipoib_cm_available(struct ipoib_dev *priv);
 int ipoib_cm_open(struct ipoib_dev *priv);
 void ipoib_cm_stop(struct ipoib_dev *priv);
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down);
+void ipoib_cm_lag_backup(struct ipoib_dev *priv);
+bool ipoib_cm_knows(struct ipoib_dev *priv, const u8 *ha);
+void ipoib_cm_close_unnamed(struct ipoib_dev *priv,
+			    bool (*named)(struct ipoib_dev *priv,
+					  const u8 *addr));
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
 void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);

@@ -12,6 +12,7 @@
 #include <linux/seq_file.h>
 #include <net/arp.h>
 #include <net/ndisc.h>
+#include <net/netevent.h>
 
 #include "ipoib.h"
 #include "ipoib_trace.h"
@@ -323,18 +324,132 @@ void ipoib_path_flush_soon(struct ipoib_dev *priv)
 	queue_work(priv->wq, &priv->path_flush_work);
 }
 
+struct ipoib_neigh_find {
+	const struct net_device *dev, *master;	/* compared, not used */
+	const u8 *addr;
+	bool found;
+};
+
+/* neigh_for_each's callback, under the table's lock */
+static void ipoib_neigh_match(struct neighbour *n, void *cookie)
+{
+	struct ipoib_neigh_find *f = cookie;
+	u8 ha[MAX_ADDR_LEN];
+
+	if (f->found || (n->dev != f->dev && n->dev != f->master) ||
+	    !(READ_ONCE(n->nud_state) & NUD_VALID) ||
+	    n->dev->addr_len != IPOIB_ADDR_LEN)
+		return;
+	neigh_ha_snapshot(ha, n, n->dev);
+	/* the flags octet says what the peer takes, not who it is */
+	f->found = !memcmp(ha + 1, f->addr + 1, IPOIB_ADDR_LEN - 1);
+}
+
+/*
+ * Whether a usable ARP or ND entry on our interface, or on the bond above
+ * it, holds link-layer address @addr (process context).
+ */
+static bool ipoib_neigh_names(struct ipoib_dev *priv, const u8 *addr)
+{
+	struct ipoib_neigh_find f = { .dev = priv->dev, .addr = addr };
+
+	rcu_read_lock();
+	f.master = netdev_master_upper_dev_get_rcu(priv->dev);
+	rcu_read_unlock();
+	neigh_for_each(&arp_tbl, ipoib_neigh_match, &f);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (!f.found && ipv6_mod_enabled())
+		neigh_for_each(&nd_tbl, ipoib_neigh_match, &f);
+#endif
+	return f.found;
+}
+
+static void ipoib_neigh_sweep_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      neigh_sweep_work);
+
+	ipoib_cm_close_unnamed(priv, ipoib_neigh_names);
+}
+
+/* A neighbour of @priv's now holds @ha, which no channel goes to. */
+static void ipoib_neigh_moved(struct ipoib_dev *priv, const u8 *ha)
+{
+	if (READ_ONCE(priv->mode) != IPOIB_MODE_CONNECTED ||
+	    !test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
+	    ipoib_cm_knows(priv, ha))
+		return;
+	queue_work(priv->wq, &priv->neigh_sweep_work);
+}
+
+static int ipoib_neigh_lower(struct net_device *lower,
+			     struct netdev_nested_priv *p)
+{
+	if (ipoib_is_ipoib(lower))
+		ipoib_neigh_moved(ipoib_priv(lower), p->data);
+	return 0;
+}
+
+/*
+ * Any context. A neighbour entry took an address (RFC 4391's gratuitous
+ * ARP, or an unsolicited NA, after the peer's bond failed over): the
+ * channels to addresses no entry holds any more are closed from our work
+ * queue, not left to idle out. Entries on a bond reach its interfaces of
+ * ours; the walk runs under RCU, which unregistration waits for before
+ * the lower interface's work queue goes.
+ */
+static int ipoib_netevent(struct notifier_block *nb, unsigned long event,
+			  void *ptr)
+{
+	struct netdev_nested_priv p;
+	struct neighbour *n = ptr;
+	u8 ha[MAX_ADDR_LEN];
+
+	if (event != NETEVENT_NEIGH_UPDATE ||
+	    n->dev->type != ARPHRD_INFINIBAND ||
+	    n->dev->addr_len != IPOIB_ADDR_LEN ||
+	    !(READ_ONCE(n->nud_state) & NUD_VALID))
+		return NOTIFY_DONE;
+	neigh_ha_snapshot(ha, n, n->dev);
+	if (ipoib_is_ipoib(n->dev)) {
+		ipoib_neigh_moved(ipoib_priv(n->dev), ha);
+		return NOTIFY_DONE;
+	}
+	p.data = ha;
+	rcu_read_lock();
+	netdev_walk_all_lower_dev_rcu(n->dev, ipoib_neigh_lower, &p);
+	rcu_read_unlock();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block ipoib_netevent_notifier = {
+	.notifier_call = ipoib_netevent,
+};
+
+int ipoib_neigh_register(void)
+{
+	return register_netevent_notifier(&ipoib_netevent_notifier);
+}
+
+void ipoib_neigh_unregister(void)
+{
+	unregister_netevent_notifier(&ipoib_netevent_notifier);
+}
+
 void ipoib_path_init(struct ipoib_dev *priv)
 {
 	spin_lock_init(&priv->path_lock);
 	hash_init(priv->paths);
 	INIT_DELAYED_WORK(&priv->path_gc_work, ipoib_path_gc_work);
 	INIT_WORK(&priv->path_flush_work, ipoib_path_flush_work);
+	INIT_WORK(&priv->neigh_sweep_work, ipoib_neigh_sweep_work);
 }
 
 void ipoib_path_cleanup(struct ipoib_dev *priv)
 {
 	cancel_delayed_work_sync(&priv->path_gc_work);
 	cancel_work_sync(&priv->path_flush_work);
+	cancel_work_sync(&priv->neigh_sweep_work);
 	ipoib_path_evict(priv, true);
 }
 

@@ -926,6 +926,72 @@ static void ipoib_cm_close_live(struct ipoib_dev *priv)
 }
 
 /*
+ * A bond made us its backup (under RTNL): what peers send to our address
+ * now goes nowhere (the bond drops it), so every live channel closes with
+ * a DREQ, and each peer, told at once, sends to the new active port as
+ * soon as its gratuitous ARP or unsolicited NA arrives.
+ */
+void ipoib_cm_lag_backup(struct ipoib_dev *priv)
+{
+	if (!priv->cm.wq)
+		return;
+	mutex_lock(&priv->cm.mutex);
+	ipoib_cm_close_live(priv);
+	mutex_unlock(&priv->cm.mutex);
+}
+
+/* Whether a channel's peer has link-layer address @ha (any context) */
+bool ipoib_cm_knows(struct ipoib_dev *priv, const u8 *ha)
+{
+	struct ipoib_cm_peer *peer;
+	struct ipoib_lladdr ll;
+	u8 addr[IPOIB_ADDR_LEN];
+	bool ret = false;
+
+	if (ipoib_lladdr_parse(ha, IPOIB_ADDR_LEN, &ll))
+		return false;
+	ipoib_cm_peer_addr(addr, ll.qpn, (const union ib_gid *)ll.gid);
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(peer, ipoib_cm_bucket(priv, addr), node)
+		if (!memcmp(peer->addr, addr, IPOIB_ADDR_LEN)) {
+			ret = true;
+			break;
+		}
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * Close the live channels we send on to an address that @named says no
+ * neighbour holds any more: the peer moved (its bond failed over). Left
+ * alone, they would idle out; closed, they free their QPs now and the
+ * peer's side learns it from the DREQ. Process context.
+ */
+void ipoib_cm_close_unnamed(struct ipoib_dev *priv,
+			    bool (*named)(struct ipoib_dev *priv,
+					  const u8 *addr))
+{
+	struct ipoib_cm_chan *chan, *tmp;
+
+	if (!priv->cm.wq)
+		return;
+	mutex_lock(&priv->cm.mutex);
+	list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
+		if (chan->state != IPOIB_CM_LIVE ||
+		    rcu_access_pointer(chan->peer->tx) != chan ||
+		    named(priv, chan->peer->addr))
+			continue;
+		ipoib_dbg(priv, 1, "CM: %pI6c moved: closing its connection\n",
+			  chan->peer->addr + 4);
+		atomic_long_inc(&priv->counters.cm_peer_moved);
+		if (chan->cm_id)
+			ib_send_cm_dreq(chan->cm_id, NULL, 0);
+		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
+	}
+	mutex_unlock(&priv->cm.mutex);
+}
+
+/*
  * The carrier came back (under RTNL). Channels that failed while the link
  * was down said nothing about their peers: their backoff ends, and the
  * next packet too big for UD connects at once. If the port itself went

@@ -669,6 +669,15 @@ void ipoib_setup(struct net_device *dev)
 	netif_keep_dst(dev);
 }
 
+/* A bond's report on us (NETDEV_CHANGELOWERSTATE): we no longer send */
+static bool ipoib_lag_backup(void *ptr)
+{
+	struct netdev_notifier_changelowerstate_info *info = ptr;
+	struct netdev_lag_lower_state_info *st = info->lower_state_info;
+
+	return st && !st->tx_enabled;
+}
+
 static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
 {
@@ -688,6 +697,10 @@ static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 		break;
 	case NETDEV_UNREGISTER:
 		ipoib_fs_del(priv);
+		break;
+	case NETDEV_CHANGELOWERSTATE:
+		if (ipoib_lag_backup(ptr))
+			ipoib_cm_lag_backup(priv);
 		break;
 	case NETDEV_CHANGE:
 		if (netif_carrier_ok(dev) &&
@@ -823,8 +836,8 @@ out_free:
 	return ret;
 }
 
-static bool ipoib_owns_addr(struct net_device *dev,
-			    const struct sockaddr *addr)
+static bool ipoib_dev_has_addr(struct net_device *dev,
+			       const struct sockaddr *addr)
 {
 	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
@@ -846,11 +859,46 @@ static bool ipoib_owns_addr(struct net_device *dev,
 	return ret;
 }
 
+/* @addr is ours, or our bond master's (an enslaved interface has none) */
+static bool ipoib_owns_addr(struct net_device *dev,
+			    const struct sockaddr *addr)
+{
+	struct net_device *master;
+	bool ret;
+
+	if (ipoib_dev_has_addr(dev, addr))
+		return true;
+	rcu_read_lock();
+	master = netdev_master_upper_dev_get_rcu(dev);
+	ret = master && ipoib_dev_has_addr(master, addr);
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * The interface rdma_cm's listeners know: an enslaved interface's L2
+ * master (a bond), as the in-tree driver answers; the bond holds the IP
+ * address the connection is for. A reference is taken.
+ */
+static struct net_device *ipoib_rdma_cm_netdev(struct net_device *dev)
+{
+	struct net_device *master;
+
+	rcu_read_lock();
+	master = netdev_master_upper_dev_get_rcu(dev);
+	if (master)
+		dev = master;
+	dev_hold(dev);
+	rcu_read_unlock();
+	return dev;
+}
+
 /*
  * rdma_cm asks which interface an incoming IB connection is for: the one
  * on that port whose partition and GID match, and, where children share
- * both, the one that holds the destination IP address. RoCE connections
- * never ask (rdma_cm finds the netdev from the GID itself).
+ * both, the one that holds the destination IP address (or whose bond
+ * does). RoCE connections never ask (rdma_cm finds the netdev from the
+ * GID itself).
  */
 static struct net_device *
 ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port, u16 pkey,
@@ -880,7 +928,7 @@ ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port, u16 pkey,
 	}
 	found = n == 1 ? first : by_addr;
 	if (found)
-		dev_hold(found);
+		found = ipoib_rdma_cm_netdev(found);
 	mutex_unlock(&hca->lock);
 	return found;
 }
@@ -1069,11 +1117,16 @@ static int __init ipoib_init(void)
 	ret = ipoib_announce_register();
 	if (ret)
 		goto out_netlink;
-	ret = ib_register_client(&ipoib_client);
+	ret = ipoib_neigh_register();
 	if (ret)
 		goto out_announce;
+	ret = ib_register_client(&ipoib_client);
+	if (ret)
+		goto out_neigh;
 	return 0;
 
+out_neigh:
+	ipoib_neigh_unregister();
 out_announce:
 	ipoib_announce_unregister();
 out_netlink:
@@ -1090,6 +1143,7 @@ out_fs:
 
 static void __exit ipoib_exit(void)
 {
+	ipoib_neigh_unregister();
 	ipoib_announce_unregister();
 	/* every interface, children too, goes with its device */
 	ib_unregister_client(&ipoib_client);

@@ -57,17 +57,20 @@ softib_count() {	# softib_count DEV COUNTER: from its debugfs file
 # happened (the soft HCA drops the completion and goes on), then unload
 softib_unload() {
 	local d
-	for d in softib0 softib1; do
+	for d in "$sysib"/softib*; do
+		d=${d##*/}
 		check "no completion queue of $d overran" \
-			test "$(softib_count $d cq_overflow)" = 0
+			test "$(softib_count "$d" cq_overflow)" = 0
 	done
 	check "softib unloads" rmmod softib
 }
 
-# softib_load: both devices registered, cabled, ports INIT
+# softib_load [DEVICES]: DEVICES (default 2) registered, cabled in pairs
+# (softib0-softib1, softib2-softib3, ...), ports INIT
 softib_load() {
-	modprobe ib_umad && insmod "$sib" &&
-		wait_until 10 test -e "$sysib/softib1/ports/1/state"
+	local n=${1:-2}
+	modprobe ib_umad && insmod "$sib" devices="$n" &&
+		wait_until 10 test -e "$sysib/softib$((n - 1))/ports/1/state"
 }
 
 # The SM's options: a standby SM is polled every second and given up

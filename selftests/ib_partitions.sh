@@ -104,6 +104,25 @@ check "connected: ping with 20000 bytes over partition 0x0123" \
 check "... over an RC connection in the partition (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${c0}_cm"
 
+# Containers: two children of softib0's one port, each made inside its
+# own namespace, talk to each other: two UD QPs (then two RC QPs) of the
+# same port, which an enhanced-mode driver once dropped.
+check "two children of $if0 in partition 0x0123, made in namespaces n1 and n2" sh -c "
+	ip netns add n1 && ip netns add n2 &&
+	ip link add link $if0 name p1 netns n1 type ipoib pkey 0x8123 &&
+	ip link add link $if0 name p2 netns n2 type ipoib pkey 0x8123 &&
+	ip -n n1 addr add 10.32.0.1/24 dev p1 && ip -n n1 link set p1 up &&
+	ip -n n2 addr add 10.32.0.2/24 dev p2 && ip -n n2 link set p2 up"
+check "... datagram: they reach each other through their port" \
+	wait_until 20 ip netns exec n1 ping -c 1 -W 1 10.32.0.2
+check "connected: ... and over an RC connection, 20000 octets" sh -c "
+	ip netns exec n1 sh -c 'echo connected >/sys/class/net/p1/mode' &&
+	ip netns exec n2 sh -c 'echo connected >/sys/class/net/p2/mode' &&
+	ip netns exec n2 ping -c 2 -W 5 -s 20000 10.32.0.1 &&
+	grep -q ' live ' /sys/kernel/debug/ipoib/p1@ns*_cm"
+ip netns delete n1
+ip netns delete n2
+
 # The SM takes softib1 out of partition 0x0123, then puts it back.
 # ping -D: one timestamped line per reply
 ping -D -i 0.05 -W 1 10.31.0.2 >/tmp/ping.log 2>&1 &

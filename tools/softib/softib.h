@@ -117,6 +117,7 @@ struct softib_dev {
 	struct work_struct event_work;
 	struct dentry *debugfs;
 	struct dentry *debugfs_lose;
+	struct dentry *debugfs_cable;	/* even ones: their pair's cable */
 };
 
 struct softib_pd {

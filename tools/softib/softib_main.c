@@ -391,6 +391,37 @@ static void softib_cable(struct softib_dev *a, struct softib_dev *b,
 	}
 }
 
+/*
+ * debugfs softibN_cable (N even): 1 while N and N+1 are cabled; a test
+ * writes 0 to pull that cable (both ports DOWN, as a real pull takes both
+ * ends) and 1 to plug it back (both INIT, for the SM to bring ACTIVE).
+ */
+static DEFINE_MUTEX(softib_cable_mutex);
+
+static int softib_cable_get(void *data, u64 *val)
+{
+	struct softib_dev *a = data;
+
+	spin_lock_irq(&a->port.lock);
+	*val = !!a->port.peer;
+	spin_unlock_irq(&a->port.lock);
+	return 0;
+}
+
+static int softib_cable_set(void *data, u64 val)
+{
+	struct softib_dev *a = data;
+
+	if (val > 1)
+		return -EINVAL;
+	mutex_lock(&softib_cable_mutex);
+	softib_cable(a, softib_devs[a->index + 1], val);
+	mutex_unlock(&softib_cable_mutex);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_cable_fops, softib_cable_get,
+			 softib_cable_set, "%llu\n");
+
 static void softib_remove(struct softib_dev *sdev)
 {
 	debugfs_remove(sdev->debugfs_lose);
@@ -411,6 +442,10 @@ static void softib_exit(void)
 {
 	unsigned int i;
 
+	/* no test plugs a cable back in while they go */
+	for (i = 0; i < SOFTIB_MAX_DEVICES; i++)
+		if (softib_devs[i])
+			debugfs_remove(softib_devs[i]->debugfs_cable);
 	for (i = 0; i + 1 < SOFTIB_MAX_DEVICES; i += 2)
 		if (softib_devs[i] && softib_devs[i + 1])
 			softib_cable(softib_devs[i], softib_devs[i + 1], false);
@@ -459,8 +494,14 @@ static int __init softib_init(void)
 						   &sdev->port.lose_cm_rtu,
 						   &softib_lose_fops);
 	}
-	for (i = 0; i < devices; i += 2)
+	for (i = 0; i < devices; i += 2) {
 		softib_cable(softib_devs[i], softib_devs[i + 1], true);
+		snprintf(name, sizeof(name), "softib%u_cable", i);
+		softib_devs[i]->debugfs_cable =
+			debugfs_create_file_unsafe(name, 0644, softib_debugfs,
+						   softib_devs[i],
+						   &softib_cable_fops);
+	}
 	return 0;
 fail:
 	softib_exit();

@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Active-backup bonding over ib_ipoib on the InfiniBand test fabric: two
+# fabrics (softib0-softib1 and softib2-softib3, one opensm each), a bond
+# here over softib0's and softib2's interfaces and one in namespace b over
+# softib1's and softib3's, fail_over_mac=active as the bonding driver
+# demands of InfiniBand. In datagram and in connected mode the cable of
+# the active ports is pulled: both bonds fail over, traffic goes on over
+# the other fabric, and the outage is measured. Also:
+#   - rdma_cm through the bond (tools/softib/softib_cma.c): the driver
+#     names the bond as the interface of an incoming connection, so a
+#     listener finds it, before and after a failover;
+#   - a multicast group joined on the bond is joined on the new active
+#     port after a failover, on that fabric's SA;
+#   - the gratuitous ARP is honoured: the peer's neighbour entry names
+#     the new active port at once;
+#   - connected mode: connections of a port made backup by hand close
+#     with a DREQ, and a peer whose neighbour entry moves to another
+#     address closes its connection to the old one (cm_peer_moved).
+# shellcheck disable=SC2317 # functions run through check, wait_until or eval
+GUESTS=1
+VM_SMP=1
+VM_TIMEOUT=300
+SOFTIB=1
+NEEDS="opensm saquery iperf3 nsenter"
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ib_lib.sh"
+
+guid2=0x0200534200000201
+gid2=fe80::200:5342:0:201
+cma=/sys/kernel/debug/softib_cma
+dbg=/sys/kernel/debug/ipoib
+g=ff12:401b:ffff::f01:101	# 239.1.1.1's MGID (RFC 4391 s4)
+
+all_active() {
+	local d
+	for d in softib0 softib1 softib2 softib3; do
+		port_state "$d" | grep -q ACTIVE || return 1
+	done
+}
+rm -rf /tmp/osm-*	# a guid2lid file from an earlier test of this boot
+echo 'Default=0x7fff, ipoib, mtu=5, rate=7 : ALL=full;' >/tmp/partitions.conf
+check "softib: four ports, two cables" softib_load 4
+opensm_start "$guid0"
+osm_a=$osm_pid
+opensm_start "$guid2"
+osm_b=$osm_pid
+check "one opensm per fabric sweeps all four ports to ACTIVE" \
+	wait_until 60 all_active
+if ! modprobe bonding 2>/dev/null; then
+	# the debug kernel is built without it
+	log "no bonding module in $(uname -r): nothing to test"
+	opensm_stop "$osm_a"
+	opensm_stop "$osm_b"
+	softib_unload
+	finish
+fi
+check "modprobe ib_ipoib, rdma_cm; insmod softib_cma" sh -c "
+	modprobe ib_ipoib && modprobe rdma_cm &&
+	insmod $IPOIB_TOP/build/$(uname -r)/softib/softib_cma.ko"
+four_ifs() {
+	ipoib_if softib0 && ipoib_if softib1 && ipoib_if softib2 &&
+		ipoib_if softib3
+} >/dev/null
+check "... an interface on each port" wait_until 10 four_ifs
+a0=$(ipoib_if softib0) a1=$(ipoib_if softib2)
+b0=$(ipoib_if softib1) b1=$(ipoib_if softib3)
+ip netns add b
+ip link set "$b0" netns b
+ip link set "$b1" netns b
+addr_a0=$(cat "/sys/class/net/$a0/address")
+addr_a1=$(cat "/sys/class/net/$a1/address")
+
+inb() {	# inb CMD...: in namespace b, with this namespace's debugfs
+	nsenter --net=/run/netns/b "$@"
+}
+carrier4() {
+	[ "$(carrier_of "$a0")" = 1 ] && [ "$(carrier_of "$a1")" = 1 ] &&
+		[ "$(carrier_of "$b0" b)" = 1 ] && [ "$(carrier_of "$b1" b)" = 1 ]
+}
+# bonds MODE: both bonds made anew over interfaces in MODE, the first
+# slave (softib0's, softib1's) active, talking
+bonds() {
+	local i
+	for i in "$a0" "$a1"; do
+		ip link set "$i" down
+		echo "$1" >"/sys/class/net/$i/mode"
+	done
+	for i in "$b0" "$b1"; do
+		ip -n b link set "$i" down
+		ip netns exec b sh -c "echo $1 >/sys/class/net/$i/mode"
+	done
+	ip link add bond0 type bond mode active-backup fail_over_mac active \
+		miimon 50 &&
+		ip link set "$a0" master bond0 && ip link set "$a1" master bond0 &&
+		ip -n b link add bond1 type bond mode active-backup \
+			fail_over_mac active miimon 50 &&
+		ip -n b link set "$b0" master bond1 &&
+		ip -n b link set "$b1" master bond1 || return 1
+	if [ "$1" = connected ]; then
+		ip link set bond0 mtu 65520 && ip -n b link set bond1 mtu 65520 ||
+			return 1
+	fi
+	ip addr add 10.40.0.1/24 dev bond0 && ip link set bond0 up &&
+		ip -n b addr add 10.40.0.2/24 dev bond1 &&
+		ip -n b link set bond1 up &&
+		wait_until 30 carrier4 &&
+		wait_until 30 ping -c 1 -W 1 10.40.0.2 >/dev/null
+}
+active_of() {	# active_of BOND [NETNS]: its active slave
+	ip ${2:+-n "$2"} -d link show "$1" |
+		sed -n 's/.* active_slave \([^ ]*\) .*/\1/p'
+}
+both_active_on() {	# both_active_on OURS THEIRS
+	[ "$(active_of bond0)" = "$1" ] && [ "$(active_of bond1 b)" = "$2" ]
+}
+# the address b's neighbour entry for 10.40.0.1 holds, flags octet aside
+b_neigh() {
+	ip -n b neigh show 10.40.0.1 dev bond1 |
+		sed -n 's/.* lladdr ..:\([0-9a-f:]*\) .*/\1/p'
+}
+replied_after() {	# replied_after T: a reply in /tmp/bond.ping after T
+	awk -v t="$1" -F'[][]' '/bytes from/ && $2 > t { f = 1; exit }
+		END { exit !f }' /tmp/bond.ping
+}
+# pull MODE: the active ports' cable (softib0-softib1) pulled under a
+# ping every 20 ms; both bonds go over to the other fabric, the peer
+# learns our new address, traffic goes on; the outage is logged
+pull() {
+	local t out
+	ping -D -n -i 0.02 10.40.0.2 >/tmp/bond.ping 2>&1 &
+	ping_pid=$!
+	wait_until 10 replied_after 0
+	t=$(date +%s.%N)
+	echo 0 >/sys/kernel/debug/softib/softib0_cable
+	check "$1: cable pulled: both bonds fail over to softib2-softib3" \
+		wait_until 5 both_active_on "$a1" "$b1"
+	check "$1: ... the peer's neighbour entry names our new port at once" \
+		wait_until 2 eval "[ \"\$(b_neigh)\" = '${addr_a1:3}' ]"
+	check "$1: ... traffic goes on" wait_until 10 replied_after "$t"
+	kill "$ping_pid"
+	wait "$ping_pid" 2>/dev/null
+	# the longest silence between two replies around the pull
+	out=$(awk -v t="$t" -F'[][]' '/bytes from/ && $2 > t - 1 {
+		if (p && $2 - p > g) g = $2 - p; p = $2 }
+		END { if (g) printf "%.0f\n", g * 1000 }' /tmp/bond.ping)
+	log "$1: failover outage (longest gap between replies, one ping every 20 ms): ${out:-none} ms"
+	check "$1: ... within 3 s (no neighbour left to time out)" \
+		below "$out" $((3000 * VM_SLOW))
+}
+# replug: the cable back in, the SM's sweep makes both ports ACTIVE
+replug() {
+	echo 1 >/sys/kernel/debug/softib/softib0_cable
+	check "cable plugged back: all four ports ACTIVE again" \
+		wait_until 30 all_active
+}
+unbond() {
+	ip link del bond0
+	ip -n b link del bond1
+}
+rdma_cm_via() {	# rdma_cm_via WHEN: rdma_cm from b to the bond's address
+	check "$1: rdma_cm connects from b to 10.40.0.1 through the bonds" \
+		inb sh -c "echo connect 10.40.0.1 7471 >$cma"
+	check "$1: ... the listener's connection is bound to bond0" \
+		grep -qx "accepted_via: bond0" $cma
+	check "$1: ... and b's to bond1" grep -qx "connected_via: bond1" $cma
+	[ "$CHECK_RC" = 0 ] || sed 's/^/# softib_cma: /' $cma
+}
+sa_member() {	# sa_member CA GID: the SA of CA's fabric has GID in group $g
+	saquery -C "$1" --smkey 1 -m 2>/dev/null |
+		awk -F. -v g="$g" '/MGID/ { m = $NF } /PortGid/ && m == g { print $NF }' |
+		grep -qx "$2"
+}
+
+# --- datagram mode ------------------------------------------------------
+check "datagram: bonds over both ports, ping across" bonds datagram
+check "... softib0's and softib1's interfaces active" \
+	both_active_on "$a0" "$b0"
+check "datagram: the bond joins 239.1.1.1 (autojoin)" \
+	ip addr add 239.1.1.1/32 dev bond0 autojoin
+check "... on the active port: $a0's group list" \
+	wait_until 10 grep -q "GID: $g .*complete: yes" "$dbg/${a0}_mcg"
+check "... and the SA of softib0's fabric has it" \
+	wait_until 10 sa_member softib0 "$gid0"
+echo "listen 7471" >$cma
+rdma_cm_via "before failover"
+pull datagram
+check "datagram: 239.1.1.1 joined on the new active port ($a1)" \
+	wait_until 10 grep -q "GID: $g .*complete: yes" "$dbg/${a1}_mcg"
+check "... and the SA of softib2's fabric has it" \
+	wait_until 10 sa_member softib2 "$gid2"
+rdma_cm_via "after failover"
+ip netns exec b iperf3 -s -D -1 >/dev/null 2>&1
+check "datagram: iperf3 through the bond after the failover" \
+	wait_until 10 iperf3 -c 10.40.0.2 -t 2 -f m
+echo stop >$cma
+unbond
+replug
+
+# --- connected mode -----------------------------------------------------
+check "connected: bonds over both ports, ping across" bonds connected
+check "connected: 20000-octet ping through an RC connection" \
+	ping -c 2 -W 5 -s 20000 10.40.0.2
+check "... live on softib0's port" grep -q ' live ' "$dbg/${a0}_cm"
+ip netns exec b iperf3 -s -D -1 >/dev/null 2>&1
+sleep 0.5
+iperf3 -c 10.40.0.2 -t 8 -f m >/tmp/bond.iperf 2>&1 &
+iperf_pid=$!
+sleep 2
+pull connected
+wait "$iperf_pid"
+check "connected: iperf3 across the failover completes" test $? = 0
+sed -n 's/^/# iperf3: /p' /tmp/bond.iperf | tail -4
+check "... its connections now on softib2's port" \
+	wait_until 5 grep -q ' live ' "$dbg/${a1}_cm"
+check "... none left live on the pulled one" \
+	sh -c "! grep -q ' live ' $dbg/${a0}_cm"
+
+# b's entry moves to another address: its connection to ours closes now
+moved0=$(inb ethtool -S "$b1" | awk '$1 == "cm_peer_moved:" { print $2 }')
+ip -n b neigh replace 10.40.0.1 lladdr "$addr_a0" dev bond1 nud reachable
+moved() {
+	[ "$(inb ethtool -S "$b1" |
+		awk '$1 == "cm_peer_moved:" { print $2 }')" = $((moved0 + 1)) ]
+}
+check "connected: b's neighbour entry moves: its connection to us closes (cm_peer_moved)" \
+	wait_until 2 moved
+check "... our side learns it from the DREQ" \
+	wait_until 2 sh -c "! grep -q ' live ' $dbg/${a1}_cm"
+ip -n b neigh replace 10.40.0.1 lladdr "$addr_a1" dev bond1 nud reachable
+check "... and back: a new connection" \
+	ping -c 2 -W 5 -s 20000 10.40.0.2
+
+# failback by hand: the ports made backup close their connections
+replug
+ip link set bond0 type bond active_slave "$a0"
+ip -n b link set bond1 type bond active_slave "$b0"
+check "connected: failback by hand (active_slave)" \
+	wait_until 5 both_active_on "$a0" "$b0"
+check "... the ports made backup close their connections at once" \
+	wait_until 2 sh -c "! grep -q ' live ' $dbg/${a1}_cm &&
+		! grep -q ' live ' $dbg/${b1}@ns*_cm"
+check "... traffic over softib0's fabric again" \
+	wait_until 10 ping -c 1 -W 2 -s 20000 10.40.0.2
+check "... live on softib0's port" grep -q ' live ' "$dbg/${a0}_cm"
+
+unbond
+ip netns delete b
+check "softib_cma, ib_ipoib and bonding unload" sh -c "
+	rmmod softib_cma && modprobe -r ib_ipoib && modprobe -r bonding"
+opensm_stop "$osm_a"
+opensm_stop "$osm_b"
+softib_unload
+finish
