@@ -15,8 +15,8 @@
 #     port after a failover, on that fabric's SA;
 #   - the gratuitous ARP is honoured: the peer's neighbour entry names
 #     the new active port at once;
-#   - connected mode: connections of a port made backup by hand close
-#     with a DREQ, and a peer whose neighbour entry moves to another
+#   - connected mode: connections of a port made backup (failback to the
+#     primary) close with a DREQ, and a peer whose neighbour entry moves to another
 #     address closes its connection to the old one (cm_peer_moved).
 # shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=1
@@ -79,8 +79,9 @@ carrier4() {
 	[ "$(carrier_of "$a0")" = 1 ] && [ "$(carrier_of "$a1")" = 1 ] &&
 		[ "$(carrier_of "$b0" b)" = 1 ] && [ "$(carrier_of "$b1" b)" = 1 ]
 }
-# bonds MODE: both bonds made anew over interfaces in MODE, the first
-# slave (softib0's, softib1's) active, talking
+# bonds MODE: both bonds made anew over interfaces in MODE, talking, the
+# first slave (softib0's, softib1's) the primary: else whichever slave's
+# carrier came first would be active
 bonds() {
 	local i
 	for i in "$a0" "$a1"; do
@@ -92,10 +93,10 @@ bonds() {
 		ip netns exec b sh -c "echo $1 >/sys/class/net/$i/mode"
 	done
 	ip link add bond0 type bond mode active-backup fail_over_mac active \
-		miimon 50 &&
+		miimon 50 primary "$a0" &&
 		ip link set "$a0" master bond0 && ip link set "$a1" master bond0 &&
 		ip -n b link add bond1 type bond mode active-backup \
-			fail_over_mac active miimon 50 &&
+			fail_over_mac active miimon 50 primary "$b0" &&
 		ip -n b link set "$b0" master bond1 &&
 		ip -n b link set "$b1" master bond1 || return 1
 	if [ "$1" = connected ]; then
@@ -176,7 +177,7 @@ sa_member() {	# sa_member CA GID: the SA of CA's fabric has GID in group $g
 # --- datagram mode ------------------------------------------------------
 check "datagram: bonds over both ports, ping across" bonds datagram
 check "... softib0's and softib1's interfaces active" \
-	both_active_on "$a0" "$b0"
+	wait_until 10 both_active_on "$a0" "$b0"
 check "datagram: the bond joins 239.1.1.1 (autojoin)" \
 	ip addr add 239.1.1.1/32 dev bond0 autojoin
 check "... on the active port: $a0's group list" \
@@ -232,12 +233,11 @@ ip -n b neigh replace 10.40.0.1 lladdr "$addr_a1" dev bond1 nud reachable
 check "... and back: a new connection" \
 	ping -c 2 -W 5 -s 20000 10.40.0.2
 
-# failback by hand: the ports made backup close their connections
+# the cable back: both bonds fail back to their primary, and the ports
+# made backup close their connections at once
 replug
-ip link set bond0 type bond active_slave "$a0"
-ip -n b link set bond1 type bond active_slave "$b0"
-check "connected: failback by hand (active_slave)" \
-	wait_until 5 both_active_on "$a0" "$b0"
+check "connected: both bonds fail back to softib0-softib1" \
+	wait_until 10 both_active_on "$a0" "$b0"
 check "... the ports made backup close their connections at once" \
 	wait_until 2 sh -c "! grep -q ' live ' $dbg/${a1}_cm &&
 		! grep -q ' live ' $dbg/${b1}@ns*_cm"

@@ -16,6 +16,8 @@
 #   UD_INJECT=1  the test uses tools/inject: built on the host first
 #   SOFTIB=1     the test loads tools/softib (built for the kernel)
 #   DKMS=1       tools/vm/dkms-stage.sh runs dkms for the kernel first
+#   NICS=2       the guests have eth1 on eth0's segment (down at the start;
+#                a test that brings it up takes it down again)
 #   NEEDS="P..."  programs the test runs (missing: the test is skipped)
 # A test takes one option: --module KO boots the guests with KO (built for
 # that kernel) instead of building this checkout's module.
@@ -28,7 +30,7 @@ if [ -z "${ROLE:-}" ]; then
 	# would take them for unused).
 	: "${GUESTS:-}" "${VM_TIMEOUT:-}" "${VM_SMP:-}" "${TEST_HOOKS:-}" \
 		"${VM_ALLOC_FAILURES_EXPECTED:-}" "${CM_INJECT:-}" \
-		"${UD_INJECT:-}" "${SOFTIB:-}" "${DKMS:-}" "${NEEDS:-}"
+		"${UD_INJECT:-}" "${SOFTIB:-}" "${DKMS:-}" "${NICS:-}" "${NEEDS:-}"
 	case ${1:-} in
 	--module) exec "$IPOIB_TOP/tools/vm/batch.sh" --module "${2:?--module KO}" "$0" ;;
 	'') exec "$IPOIB_TOP/tools/vm/batch.sh" "$0" ;;

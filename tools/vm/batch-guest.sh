@@ -13,8 +13,8 @@
 #     and .time there for batch.sh,
 #   - puts the guest back as guest-init.sh left it: no leftover process,
 #     network namespace, interface, tc qdisc, sysctl change, MAC or MTU of
-#     eth0, ib_ipoib or soft-RoCE device. A test that leaves something
-#     that cannot be undone fails.
+#     eth0, ib_ipoib or soft-RoCE device; eth1 (run.sh --nics 2) down.
+#     A test that leaves something that cannot be undone fails.
 # A kernel problem still stops the guest at once (panic_on_warn): the
 # tests after it then have no result, which batch.sh reports.
 set -u
@@ -47,7 +47,7 @@ sync_all() {
 # The state a test may change and must not pass on (see reset).
 net_sysctls() {
 	sysctl -a 2>/dev/null | grep -E \
-		'^net\.(ipv4\.(ip_forward|conf\.(all|default|eth0|lo)\.)|ipv6\.conf\.(all|default|eth0|lo)\.|core\.)' |
+		'^net\.(ipv4\.(ip_forward|conf\.(all|default|eth0|eth1|lo)\.)|ipv6\.conf\.(all|default|eth0|eth1|lo)\.|core\.)' |
 		grep -Ev 'stable_secret|\.(mc_forwarding|forwarding_nowrite) '
 }
 
@@ -86,10 +86,12 @@ reset() {
 		bad=1
 	fi
 	# tools/softib's HCA (opensm, the test's, is gone with its cgroup)
-	if grep -q '^softib_member ' /proc/modules && ! timeout 30 rmmod softib_member; then
-		echo "softib_member does not unload"
-		bad=1
-	fi
+	for dev in softib_member softib_cma; do
+		if grep -q "^$dev " /proc/modules && ! timeout 30 rmmod $dev; then
+			echo "$dev does not unload"
+			bad=1
+		fi
+	done
 	if grep -q '^softib ' /proc/modules && ! timeout 60 rmmod softib; then
 		echo "softib does not unload"
 		bad=1
@@ -103,7 +105,7 @@ reset() {
 	tc qdisc del dev eth0 root 2>/dev/null
 	# shellcheck disable=SC2045 # interface names: no odd characters
 	for dev in $(ls /sys/class/net); do
-		case $dev in lo | eth0) ;;
+		case $dev in lo | eth0 | eth1) ;;
 		*) echo "deleting interface $dev"; ip link delete "$dev" ;;
 		esac
 	done
@@ -112,12 +114,15 @@ reset() {
 		ip link set eth0 down && ip link set eth0 address "$mac"
 	fi
 	ip link set eth0 mtu 1500 up
+	# run.sh --nics 2: eth1 as it booted, down
+	[ ! -e /sys/class/net/eth1 ] || ip link set eth1 down mtu 1500
 	now=$(net_sysctls)
 	changed=$(grep -vxFf /run/batch.sysctl <<<"$now" | sed 's/ = .*//')
 	if [ -n "$changed" ]; then
 		echo "restoring $(echo "$changed" | wc -l) sysctl(s)"
 		# shellcheck disable=SC2001 # a suffix on every line
-		grep -F -f <(sed 's/$/ = /' <<<"$changed") /run/batch.sysctl |
+		sed 's/$/ = /' <<<"$changed" >/run/batch.changed
+		grep -F -f /run/batch.changed /run/batch.sysctl |
 			sed 's/ = /=/' | xargs -r -d '\n' sysctl -qw
 	fi
 	return $bad

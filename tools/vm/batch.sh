@@ -22,7 +22,9 @@
 # UD_INJECT=1, TEST_HOOKS=1, VM_ALLOC_FAILURES_EXPECTED=1, SOFTIB=1: the
 # test loads tools/softib's soft IB HCA, built here for the kernel;
 # DKMS=1: tools/vm/dkms-stage.sh runs dkms for the kernel into the boot's
-# /shared/host/dkms while the guests boot, which the test reads; NEEDS="PROGRAM...": programs it
+# /shared/host/dkms while the guests boot, which the test reads; NICS=2:
+# the guests get eth1 on eth0's segment (run.sh --nics; a boot gives it to
+# all its tests, which leave it down); NEEDS="PROGRAM...": programs it
 # runs, found in PATH or at the absolute path given (guests run the
 # host's)).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
@@ -118,7 +120,7 @@ need_inject=
 need_ud_inject=
 need_hooks=
 need_softib=
-declare -A group_of=() limit_of=() skip_of=()
+declare -A group_of=() limit_of=() skip_of=() nics_of=()
 groups=()
 tests=()
 for t in "$@"; do
@@ -138,6 +140,7 @@ for t in "$@"; do
 	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
 	[ -n "${group_of[$g]:-}" ] || groups+=("$g")
 	group_of[$g]="${group_of[$g]:-} $t"
+	[ "$(setting "$t" NICS 1)" = 2 ] && nics_of[$g]=2
 	limit_of[$t]=$(setting "$t" VM_TIMEOUT 300)
 done
 echo "KTAP version 1"
@@ -298,7 +301,7 @@ for g in "${groups[@]}"; do
 	for t in "${gtests[@]}"; do
 		[ "$(setting "$t" DKMS 0)" = 1 ] && { dkms_stage "$out/shared/host"; break; }
 	done
-	args=("${vm_args[@]}" --smp "$smp" --module "$module")
+	args=("${vm_args[@]}" --smp "$smp" --nics "${nics_of[$g]:-1}" --module "$module")
 	[ "$hooks" = 1 ] && args+=(--module "$hooks_module")
 	alloc_ok=
 	[ "$allocfail" = 1 ] && args+=(--alloc-failures-expected) && alloc_ok=1

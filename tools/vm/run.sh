@@ -4,7 +4,7 @@
 # run.sh --kver KVER --guests N --script PATH [--timeout SECONDS] [--out DIR]
 #        [--module KO] [--no-module] [--env NAME=VALUE]...
 #        [--kernel IMAGE --modroot DIR] [--append ARGS] [--machine TYPE]
-#        [--smp N] [--alloc-failures-expected]
+#        [--smp N] [--nics N] [--alloc-failures-expected]
 #
 # Boot N (1 to 26) QEMU/TCG guests (roles A, B, C, ...) of /boot/vmlinuz-KVER on
 # one virtual Ethernet segment, run `bash PATH` in each of them (see
@@ -28,6 +28,9 @@
 #   --append ARGS more kernel command line
 #   --machine T   QEMU machine type (default q35)
 #   --smp N       vCPUs per guest (default 1; races need 2 to interleave)
+#   --nics N      NICs per guest, 1 (default) or 2: eth1 on the same segment
+#                 as eth0 (then a vde_switch links even two guests), down
+#                 until a test brings it up
 #   --alloc-failures-expected  the kernel's report of a failed allocation
 #                 (warn_alloc: "page allocation failure", "vmalloc error",
 #                 with its call trace) is no problem: fault injection
@@ -66,6 +69,7 @@ modroot=
 append=
 machine=q35
 smp=1
+nics=1
 alloc_ok=
 envs=()
 while [ $# -gt 0 ]; do
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
 	--append) append=${2:?}; shift 2 ;;
 	--machine) machine=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
+	--nics) nics=${2:?}; shift 2 ;;
 	--alloc-failures-expected) alloc_ok=1; shift ;;
 	-h | --help) usage ;;
 	*) echo "run.sh: unknown argument $1" >&2; usage ;;
@@ -97,6 +102,7 @@ if [ "$nguests" -lt 1 ] || [ "$nguests" -gt 26 ]; then
 fi
 case $timeout in '' | *[!0-9]*) die "--timeout: not a number" ;; esac
 case $smp in [1-4]) ;; *) die "--smp must be 1..4" ;; esac
+case $nics in [12]) ;; *) die "--nics must be 1 or 2" ;; esac
 kernel=${kernel:-/boot/vmlinuz-$kver}
 [ -r "$kernel" ] || die "no $kernel"
 kernel=$(readlink -f "$kernel")
@@ -121,7 +127,7 @@ done
 for tool in qemu-system-x86_64 depmod modprobe cpio ss; do
 	command -v "$tool" >/dev/null || die "$tool not found (tools/deps.sh)"
 done
-[ "$nguests" = 2 ] || command -v vde_switch >/dev/null ||
+{ [ "$nguests" = 2 ] && [ "$nics" = 1 ]; } || command -v vde_switch >/dev/null ||
 	die "vde_switch not found (vde2)"
 
 vmdir=$repo/build/vm
@@ -288,10 +294,13 @@ cmdline_base="console=ttyS0 panic_on_warn=1 oops=panic panic=-1 slub_debug=FZPU"
 cmdline_base="$cmdline_base ipoib_vm.init=$here/guest-init.sh ipoib_vm.conf=$conf"
 cmdline_base="$cmdline_base${append:+ $append}"
 
-# start_guest ROLE INDEX NETDEV: start QEMU in the background.
+# start_guest ROLE INDEX NETDEV [NETDEV2]: start QEMU in the background;
+# NETDEV2 (id n1) is eth1's.
 start_guest() {
-	local role=$1 idx=$2 netdev=$3 mac
+	local role=$1 idx=$2 netdev=$3 mac nic2=()
 	mac=$(printf '52:54:00:12:34:%02x' $((idx + 1)))
+	[ -z "${4:-}" ] || nic2=(-netdev "$4" -device
+		"virtio-net-pci,netdev=n1,mac=$(printf '52:54:00:12:35:%02x' $((idx + 1)))")
 	# q35: with the default i440fx machine, enabling each ACPI PCI
 	# interrupt link (LNKB..LNKD) takes ~2 s under TCG; q35 boots ~6 s faster.
 	# thread=single: with one host thread per vCPU (thread=multi), QEMU 7.2
@@ -309,7 +318,7 @@ start_guest() {
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$out/shared,mount_tag=shared,security_model=none,multidevs=remap" \
 		-netdev "$netdev" \
-		-device "virtio-net-pci,netdev=n0,mac=$mac" \
+		-device "virtio-net-pci,netdev=n0,mac=$mac" "${nic2[@]}" \
 		</dev/null >"$out/qemu-$role.log" 2>&1 &
 	qpid[$role]=$!
 }
@@ -329,7 +338,7 @@ wait_listening() {
 	return 1
 }
 
-if [ "$nguests" -eq 2 ]; then
+if [ "$nguests" -eq 2 ] && [ "$nics" = 1 ]; then
 	# A listens, B connects: B must start after A's socket is listening.
 	started=
 	for _ in 1 2 3 4 5; do
@@ -358,7 +367,9 @@ else
 	vde_pid=$(cat "$netdir/vde.pid" 2>/dev/null) || die "vde_switch did not start"
 	i=0
 	for r in $roles; do
-		start_guest "$r" "$i" "vde,id=n0,sock=$netdir/switch"
+		eth1_net=
+		[ "$nics" = 1 ] || eth1_net="vde,id=n1,sock=$netdir/switch"
+		start_guest "$r" "$i" "vde,id=n0,sock=$netdir/switch" ${eth1_net:+"$eth1_net"}
 		i=$((i + 1))
 	done
 	link="vde_switch $netdir/switch"
