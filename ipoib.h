@@ -42,9 +42,11 @@
  *   changes under path_lock; a sender takes its own ipoib_ah reference.
  *   path->queue has its own lock (sk_buff_head).
  * - Neighbours (ipoib_arp.c): the netevent notifier runs in any context
- *   and only queues priv->neigh_sweep_work (priv->wq), reaching a bond's
- *   slaves under RCU; the work reads the ARP and ND tables under their
- *   own locks, inside cm.mutex.
+ *   (reaching a bond's slaves under RCU) and only queues
+ *   priv->neigh_sweep_work (priv->wq), under cm.lock while CM_UP is set,
+ *   so that none is queued once ipoib_cm_stop() passed that lock. The
+ *   work reads the ARP and ND tables under their own locks, never inside
+ *   cm.mutex.
  * - Multicast (ipoib_multicast.c): groups are joined and left under RTNL
  *   and priv->mcast_mutex, from priv->mcast_work or from ndo_stop itself. Transmit
  *   looks groups up in priv->mcast_hash under RCU and may add a send-only
@@ -584,7 +586,7 @@ struct ipoib_dev {
 	unsigned int npaths;
 	struct delayed_work path_gc_work;
 	struct work_struct path_flush_work;	/* ipoib_path_flush_soon() */
-	struct work_struct neigh_sweep_work;	/* a peer moved: close its */
+	struct delayed_work neigh_sweep_work;	/* close moved peers' */
 
 	/* multicast, ipoib_multicast.c */
 	struct mutex mcast_mutex;
@@ -777,10 +779,12 @@ int ipoib_cm_open(struct ipoib_dev *priv);
 void ipoib_cm_stop(struct ipoib_dev *priv);
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down);
 void ipoib_cm_lag_backup(struct ipoib_dev *priv);
-bool ipoib_cm_knows(struct ipoib_dev *priv, const u8 *ha);
-void ipoib_cm_close_unnamed(struct ipoib_dev *priv,
-			    bool (*named)(struct ipoib_dev *priv,
-					  const u8 *addr));
+bool ipoib_cm_sends_to(struct ipoib_dev *priv, const u8 *ha);
+unsigned int ipoib_cm_tx_addrs(struct ipoib_dev *priv, u8 *addrs,
+			       unsigned int max);
+int ipoib_cm_addr_cmp(const void *a, const void *b);
+bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
+			    unsigned int n);
 int ipoib_cm_xmit(struct ipoib_dev *priv, struct sk_buff *skb,
 		  struct ipoib_path *path, const struct ipoib_lladdr *dst);
 void ipoib_cm_handle_tx(struct ipoib_dev *priv, struct ib_wc *wc);

@@ -8,7 +8,9 @@
  * A peer that comes back with a new QPN (s9.4) needs no flush here: its
  * new address simply carries the new QPN.
  */
+#include <linux/bsearch.h>
 #include <linux/jhash.h>
+#include <linux/sort.h>
 #include <linux/seq_file.h>
 #include <net/arp.h>
 #include <net/ndisc.h>
@@ -324,62 +326,96 @@ void ipoib_path_flush_soon(struct ipoib_dev *priv)
 	queue_work(priv->wq, &priv->path_flush_work);
 }
 
-struct ipoib_neigh_find {
+/* a burst of neighbour events makes one sweep; a suspect is seen again */
+#define IPOIB_NEIGH_SWEEP_DELAY	(HZ / 10)
+#define IPOIB_NEIGH_RECHECK	HZ
+
+struct ipoib_neigh_sweep {
 	const struct net_device *dev, *master;	/* compared, not used */
-	const u8 *addr;
-	bool found;
+	u8 *addrs;		/* IPOIB_ADDR_LEN each, sorted, flags octet 0 */
+	unsigned long *named;			/* bit per addrs[] */
+	unsigned int n;
 };
 
 /* neigh_for_each's callback, under the table's lock */
-static void ipoib_neigh_match(struct neighbour *n, void *cookie)
+static void ipoib_neigh_mark(struct neighbour *n, void *cookie)
 {
-	struct ipoib_neigh_find *f = cookie;
+	struct ipoib_neigh_sweep *s = cookie;
 	u8 ha[MAX_ADDR_LEN];
+	u8 *hit;
 
-	if (f->found || (n->dev != f->dev && n->dev != f->master) ||
+	if ((n->dev != s->dev && n->dev != s->master) || READ_ONCE(n->dead) ||
 	    !(READ_ONCE(n->nud_state) & NUD_VALID) ||
 	    n->dev->addr_len != IPOIB_ADDR_LEN)
 		return;
 	neigh_ha_snapshot(ha, n, n->dev);
 	/* the flags octet says what the peer takes, not who it is */
-	f->found = !memcmp(ha + 1, f->addr + 1, IPOIB_ADDR_LEN - 1);
+	ha[0] = 0;
+	hit = bsearch(ha, s->addrs, s->n, IPOIB_ADDR_LEN, ipoib_cm_addr_cmp);
+	if (hit)
+		set_bit((hit - s->addrs) / IPOIB_ADDR_LEN, s->named);
 }
 
 /*
- * Whether a usable ARP or ND entry on our interface, or on the bond above
- * it, holds link-layer address @addr (process context).
+ * Which of the peers we send to over a live channel no usable ARP or ND
+ * entry, on our interface or on the bond above it, holds any more: those
+ * connected mode closes (ipoib_cm_close_unnamed). Each table is walked
+ * once, outside connected mode's locks.
  */
-static bool ipoib_neigh_names(struct ipoib_dev *priv, const u8 *addr)
-{
-	struct ipoib_neigh_find f = { .dev = priv->dev, .addr = addr };
-
-	rcu_read_lock();
-	f.master = netdev_master_upper_dev_get_rcu(priv->dev);
-	rcu_read_unlock();
-	neigh_for_each(&arp_tbl, ipoib_neigh_match, &f);
-#if IS_ENABLED(CONFIG_IPV6)
-	if (!f.found && ipv6_mod_enabled())
-		neigh_for_each(&nd_tbl, ipoib_neigh_match, &f);
-#endif
-	return f.found;
-}
-
 static void ipoib_neigh_sweep_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
-					      neigh_sweep_work);
+					      neigh_sweep_work.work);
+	struct ipoib_neigh_sweep s = { .dev = priv->dev };
+	unsigned int i, max, unnamed = 0;
 
-	ipoib_cm_close_unnamed(priv, ipoib_neigh_names);
+	max = ipoib_cm_tx_addrs(priv, NULL, 0);
+	if (!max)
+		return;
+	/* room for a few more that start meanwhile; later ones wait */
+	max += 8;
+	s.addrs = kvmalloc_array(max, IPOIB_ADDR_LEN, GFP_KERNEL);
+	s.named = bitmap_zalloc(max, GFP_KERNEL);
+	if (!s.addrs || !s.named)
+		goto out;
+	s.n = min(ipoib_cm_tx_addrs(priv, s.addrs, max), max);
+	sort(s.addrs, s.n, IPOIB_ADDR_LEN, ipoib_cm_addr_cmp, NULL);
+	rcu_read_lock();
+	s.master = netdev_master_upper_dev_get_rcu(priv->dev);
+	rcu_read_unlock();
+	neigh_for_each(&arp_tbl, ipoib_neigh_mark, &s);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (ipv6_mod_enabled())
+		neigh_for_each(&nd_tbl, ipoib_neigh_mark, &s);
+#endif
+	/* the unnamed ones, still sorted */
+	for (i = 0; i < s.n; i++)
+		if (!test_bit(i, s.named))
+			memmove(s.addrs + IPOIB_ADDR_LEN * unnamed++,
+				s.addrs + IPOIB_ADDR_LEN * i, IPOIB_ADDR_LEN);
+	if (ipoib_cm_close_unnamed(priv, s.addrs, unnamed))
+		queue_delayed_work(priv->wq, &priv->neigh_sweep_work,
+				   IPOIB_NEIGH_RECHECK);
+out:
+	bitmap_free(s.named);
+	kvfree(s.addrs);
 }
 
-/* A neighbour of @priv's now holds @ha, which no channel goes to. */
+/*
+ * A neighbour of @priv's now holds @ha, which no live channel goes to: a
+ * sweep soon. Under cm.lock, so that none is queued once ipoib_cm_stop()
+ * cleared CM_UP and passed that lock (the sweep is cancelled after it).
+ */
 static void ipoib_neigh_moved(struct ipoib_dev *priv, const u8 *ha)
 {
 	if (READ_ONCE(priv->mode) != IPOIB_MODE_CONNECTED ||
-	    !test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
-	    ipoib_cm_knows(priv, ha))
+	    ipoib_cm_sends_to(priv, ha))
 		return;
-	queue_work(priv->wq, &priv->neigh_sweep_work);
+	spin_lock_bh(&priv->cm.lock);
+	if (test_bit(IPOIB_FLAG_CM_UP, &priv->flags))
+		queue_delayed_work(priv->wq, &priv->neigh_sweep_work,
+				   IPOIB_NEIGH_SWEEP_DELAY);
+	spin_unlock_bh(&priv->cm.lock);
 }
 
 static int ipoib_neigh_lower(struct net_device *lower,
@@ -391,12 +427,14 @@ static int ipoib_neigh_lower(struct net_device *lower,
 }
 
 /*
- * Any context. A neighbour entry took an address (RFC 4391's gratuitous
- * ARP, or an unsolicited NA, after the peer's bond failed over): the
- * channels to addresses no entry holds any more are closed from our work
- * queue, not left to idle out. Entries on a bond reach its interfaces of
- * ours; the walk runs under RCU, which unregistration waits for before
- * the lower interface's work queue goes.
+ * Any context. A neighbour entry on one of ours, or on the bond above
+ * it, is usable and holds an address we send nothing to over a live
+ * channel: perhaps its peer moved (RFC 4391's gratuitous ARP, or an
+ * unsolicited NA, after the peer's bond failed over), leaving our
+ * channel to its old address idle. Events that do not move anything
+ * (state changes of entries we do not send to over a channel) cost one
+ * sweep per burst. A bond's interfaces of ours are reached under RCU,
+ * which unregistration waits for before their work queues go.
  */
 static int ipoib_netevent(struct notifier_block *nb, unsigned long event,
 			  void *ptr)
@@ -405,7 +443,7 @@ static int ipoib_netevent(struct notifier_block *nb, unsigned long event,
 	struct neighbour *n = ptr;
 	u8 ha[MAX_ADDR_LEN];
 
-	if (event != NETEVENT_NEIGH_UPDATE ||
+	if (event != NETEVENT_NEIGH_UPDATE || READ_ONCE(n->dead) ||
 	    n->dev->type != ARPHRD_INFINIBAND ||
 	    n->dev->addr_len != IPOIB_ADDR_LEN ||
 	    !(READ_ONCE(n->nud_state) & NUD_VALID))
@@ -442,14 +480,14 @@ void ipoib_path_init(struct ipoib_dev *priv)
 	hash_init(priv->paths);
 	INIT_DELAYED_WORK(&priv->path_gc_work, ipoib_path_gc_work);
 	INIT_WORK(&priv->path_flush_work, ipoib_path_flush_work);
-	INIT_WORK(&priv->neigh_sweep_work, ipoib_neigh_sweep_work);
+	INIT_DELAYED_WORK(&priv->neigh_sweep_work, ipoib_neigh_sweep_work);
 }
 
 void ipoib_path_cleanup(struct ipoib_dev *priv)
 {
 	cancel_delayed_work_sync(&priv->path_gc_work);
 	cancel_work_sync(&priv->path_flush_work);
-	cancel_work_sync(&priv->neigh_sweep_work);
+	cancel_delayed_work_sync(&priv->neigh_sweep_work);
 	ipoib_path_evict(priv, true);
 }
 

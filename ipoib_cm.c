@@ -25,6 +25,7 @@
  * cm_id and QP and frees it after a grace period. No timer frees memory
  * the HCA may still write.
  */
+#include <linux/bsearch.h>
 #include <linux/jhash.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
@@ -929,32 +930,46 @@ static void ipoib_cm_close_live(struct ipoib_dev *priv)
  * A bond made us its backup (under RTNL): what peers send to our address
  * now goes nowhere (the bond drops it), so every live channel closes with
  * a DREQ, and each peer, told at once, sends to the new active port as
- * soon as its gratuitous ARP or unsolicited NA arrives.
+ * soon as its gratuitous ARP or unsolicited NA arrives. Not while the
+ * port is down: a MAD sent then breaks rxe's QP1, and ipoib_cm_link_up()
+ * closes them when the port is back.
  */
 void ipoib_cm_lag_backup(struct ipoib_dev *priv)
 {
-	if (!priv->cm.wq)
+	if (!priv->cm.wq || test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags) ||
+	    !netif_carrier_ok(priv->dev))
 		return;
 	mutex_lock(&priv->cm.mutex);
 	ipoib_cm_close_live(priv);
 	mutex_unlock(&priv->cm.mutex);
 }
 
-/* Whether a channel's peer has link-layer address @ha (any context) */
-bool ipoib_cm_knows(struct ipoib_dev *priv, const u8 *ha)
+/* peer->addr is a link-layer address with its flags octet cleared */
+static void ipoib_cm_key(u8 *key, const u8 *ha)
+{
+	memcpy(key, ha, IPOIB_ADDR_LEN);
+	key[0] = 0;
+}
+
+static bool ipoib_cm_sends_on(const struct ipoib_cm_peer *peer)
+{
+	const struct ipoib_cm_chan *chan = rcu_dereference(peer->tx);
+
+	return chan && READ_ONCE(chan->state) == IPOIB_CM_LIVE;
+}
+
+/* Whether a live channel we send on goes to @ha (any context) */
+bool ipoib_cm_sends_to(struct ipoib_dev *priv, const u8 *ha)
 {
 	struct ipoib_cm_peer *peer;
-	struct ipoib_lladdr ll;
-	u8 addr[IPOIB_ADDR_LEN];
+	u8 key[IPOIB_ADDR_LEN];
 	bool ret = false;
 
-	if (ipoib_lladdr_parse(ha, IPOIB_ADDR_LEN, &ll))
-		return false;
-	ipoib_cm_peer_addr(addr, ll.qpn, (const union ib_gid *)ll.gid);
+	ipoib_cm_key(key, ha);
 	rcu_read_lock();
-	hlist_for_each_entry_rcu(peer, ipoib_cm_bucket(priv, addr), node)
-		if (!memcmp(peer->addr, addr, IPOIB_ADDR_LEN)) {
-			ret = true;
+	hlist_for_each_entry_rcu(peer, ipoib_cm_bucket(priv, key), node)
+		if (!memcmp(peer->addr, key, IPOIB_ADDR_LEN)) {
+			ret = ipoib_cm_sends_on(peer);
 			break;
 		}
 	rcu_read_unlock();
@@ -962,33 +977,89 @@ bool ipoib_cm_knows(struct ipoib_dev *priv, const u8 *ha)
 }
 
 /*
- * Close the live channels we send on to an address that @named says no
- * neighbour holds any more: the peer moved (its bond failed over). Left
- * alone, they would idle out; closed, they free their QPs now and the
- * peer's side learns it from the DREQ. Process context.
+ * The addresses (flags octet 0) of the peers we send to over a live
+ * channel: how many there are, and the first @max of them in @addrs
+ * (IPOIB_ADDR_LEN octets each).
  */
-void ipoib_cm_close_unnamed(struct ipoib_dev *priv,
-			    bool (*named)(struct ipoib_dev *priv,
-					  const u8 *addr))
+unsigned int ipoib_cm_tx_addrs(struct ipoib_dev *priv, u8 *addrs,
+			       unsigned int max)
 {
-	struct ipoib_cm_chan *chan, *tmp;
+	struct ipoib_cm_chan *chan;
+	unsigned int n = 0;
 
 	if (!priv->cm.wq)
-		return;
+		return 0;
 	mutex_lock(&priv->cm.mutex);
-	list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
+	list_for_each_entry(chan, &priv->cm.chans, node) {
 		if (chan->state != IPOIB_CM_LIVE ||
-		    rcu_access_pointer(chan->peer->tx) != chan ||
-		    named(priv, chan->peer->addr))
+		    rcu_access_pointer(chan->peer->tx) != chan)
 			continue;
-		ipoib_dbg(priv, 1, "CM: %pI6c moved: closing its connection\n",
-			  chan->peer->addr + 4);
-		atomic_long_inc(&priv->counters.cm_peer_moved);
-		if (chan->cm_id)
-			ib_send_cm_dreq(chan->cm_id, NULL, 0);
-		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
+		if (n < max)
+			memcpy(addrs + n * IPOIB_ADDR_LEN, chan->peer->addr,
+			       IPOIB_ADDR_LEN);
+		n++;
 	}
 	mutex_unlock(&priv->cm.mutex);
+	return n;
+}
+
+int ipoib_cm_addr_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, IPOIB_ADDR_LEN);
+}
+
+/*
+ * The peers at @unnamed (sorted, flags octet 0) are those of our live
+ * channels that no neighbour entry holds now. The peer may have moved
+ * (its bond failed over), or its entry is being resolved again (it was
+ * collected while in use): a peer unnamed on two sweeps in a row has
+ * moved, and its live channels close, those that carry nothing of ours
+ * first (see ipoib_cm_close_live). Left alone, they would idle out; closed,
+ * they free their QPs now and the peer's side learns it from the DREQ.
+ * True if a peer was unnamed once: sweep again soon. Process context.
+ */
+bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
+			    unsigned int n)
+{
+	struct ipoib_cm_chan *chan, *tmp;
+	bool again = false;
+	int carrying;
+
+	if (!priv->cm.wq)
+		return false;
+	mutex_lock(&priv->cm.mutex);
+	list_for_each_entry(chan, &priv->cm.chans, node) {
+		struct ipoib_cm_peer *peer = chan->peer;
+
+		if (chan->state != IPOIB_CM_LIVE ||
+		    rcu_access_pointer(peer->tx) != chan)
+			continue;
+		if (!bsearch(peer->addr, unnamed, n, IPOIB_ADDR_LEN,
+			     ipoib_cm_addr_cmp))
+			peer->unnamed = 0;
+		else if (++peer->unnamed < 2)
+			again = true;
+	}
+	for (carrying = 0; carrying < 2; carrying++)
+		list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
+			struct ipoib_cm_peer *peer = chan->peer;
+			bool tx = rcu_access_pointer(peer->tx) == chan;
+
+			if (chan->state != IPOIB_CM_LIVE || peer->unnamed < 2 ||
+			    tx != carrying)
+				continue;
+			if (tx) {
+				ipoib_dbg(priv, 1, "CM: %pI6c moved: closing its connection\n",
+					  peer->addr + 4);
+				atomic_long_inc(&priv->counters.cm_peer_moved);
+				peer->unnamed = 0;
+			}
+			if (chan->cm_id)
+				ib_send_cm_dreq(chan->cm_id, NULL, 0);
+			ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
+		}
+	mutex_unlock(&priv->cm.mutex);
+	return again;
 }
 
 /*

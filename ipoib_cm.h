@@ -80,6 +80,7 @@ struct ipoib_cm_peer {
 	unsigned long last_used;	/* jiffies of the last transmit */
 	unsigned long retry_at;		/* no new channel before */
 	unsigned long backoff;		/* cm.mutex */
+	u8 unnamed;			/* cm.mutex: sweeps it was unnamed in */
 	bool sid_rfc;			/* cm.mutex: the service ID to try */
 };
 

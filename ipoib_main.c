@@ -859,7 +859,7 @@ static bool ipoib_dev_has_addr(struct net_device *dev,
 	return ret;
 }
 
-/* @addr is ours, or our bond master's (an enslaved interface has none) */
+/* @addr is ours, or our bond's (an enslaved interface has none) */
 static bool ipoib_owns_addr(struct net_device *dev,
 			    const struct sockaddr *addr)
 {
@@ -870,15 +870,17 @@ static bool ipoib_owns_addr(struct net_device *dev,
 		return true;
 	rcu_read_lock();
 	master = netdev_master_upper_dev_get_rcu(dev);
-	ret = master && ipoib_dev_has_addr(master, addr);
+	ret = master && netif_is_lag_master(master) &&
+	      ipoib_dev_has_addr(master, addr);
 	rcu_read_unlock();
 	return ret;
 }
 
 /*
- * The interface rdma_cm's listeners know: an enslaved interface's L2
- * master (a bond), as the in-tree driver answers; the bond holds the IP
- * address the connection is for. A reference is taken.
+ * The interface rdma_cm's listeners know: an enslaved interface's bond
+ * (or team), as the in-tree driver answers, which holds the IP address
+ * the connection is for; not another master (a VRF), whose routes name
+ * us. A reference is taken.
  */
 static struct net_device *ipoib_rdma_cm_netdev(struct net_device *dev)
 {
@@ -886,7 +888,7 @@ static struct net_device *ipoib_rdma_cm_netdev(struct net_device *dev)
 
 	rcu_read_lock();
 	master = netdev_master_upper_dev_get_rcu(dev);
-	if (master)
+	if (master && netif_is_lag_master(master))
 		dev = master;
 	dev_hold(dev);
 	rcu_read_unlock();

@@ -16,8 +16,8 @@
 #   UD_INJECT=1  the test uses tools/inject: built on the host first
 #   SOFTIB=1     the test loads tools/softib (built for the kernel)
 #   DKMS=1       tools/vm/dkms-stage.sh runs dkms for the kernel first
-#   NICS=2       the guests have eth1 on eth0's segment (down at the start;
-#                a test that brings it up takes it down again)
+#   NICS=2       the guests have eth1 on eth0's segment (down at the start),
+#                linked by a vde_switch (1514-octet frames at most)
 #   NEEDS="P..."  programs the test runs (missing: the test is skipped)
 # A test takes one option: --module KO boots the guests with KO (built for
 # that kernel) instead of building this checkout's module.

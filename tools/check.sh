@@ -22,7 +22,7 @@ ALL_TESTS=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/Makefile)
 # load and device registration, the underlay's IPv6 group joins, rtnl and
 # namespaces, connected mode's CM and SRQ): the rest exercises the
 # driver's own logic, the same on both (Documentation/testing.rst).
-SUBSET_6_1="first_light.sh ib_fabric.sh ib_partitions.sh ib_sm_events.sh ib_multicast.sh ib_bond.sh datagram.sh multicast.sh connected.sh trace.sh children.sh bond.sh nm.sh networkd.sh ifupdown.sh dkms.sh"
+SUBSET_6_1="first_light.sh ib_fabric.sh ib_partitions.sh ib_sm_events.sh ib_multicast.sh ib_bond.sh datagram.sh multicast.sh connected.sh trace.sh children.sh nm.sh networkd.sh ifupdown.sh dkms.sh"
 tests_for() {	# tests_for KVER
 	if [ -n "${TESTS:-}" ]; then
 		echo "$TESTS"

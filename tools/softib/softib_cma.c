@@ -18,9 +18,9 @@
  *                              the interface rdma_cm bound the last one
  *                              to, and the same for the last connect
  *
- * No QP is made: the REP and the RTU go with a made-up QP number, which
- * is all rdma_cm needs to connect. Accepted connections are kept until
- * "stop" (or unload): a device with them cannot go before.
+ * No QP is made: the REQ and the REP name made-up QP numbers, which is
+ * all rdma_cm needs to connect. An accepted connection lives until its
+ * peer disconnects, its device goes, or "stop".
  */
 #include <linux/module.h>
 #include <linux/debugfs.h>
@@ -31,12 +31,18 @@
 #include <net/net_namespace.h>
 #include <rdma/rdma_cm.h>
 
-#define CMA_WAIT	(10 * HZ)	/* per step of a connect */
-#define CMA_QPN		0xc0ffee	/* said in the REQ and REP, never used */
+#define SOFTIB_CMA_WAIT	(10 * HZ)	/* per step of a connect */
+/*
+ * QP numbers said in REQs and REPs, never used: one of its own for each
+ * connection, or ib_cm takes a second one from the same CA for a stale
+ * connection (same remote QPN) while the first is still in time-wait
+ */
+static atomic_t softib_cma_qpn = ATOMIC_INIT(0x100000);
 
-struct cma_accepted {
-	struct list_head node;
+struct softib_cma_conn {
+	struct list_head node;		/* sc.accepted, accepted_lock */
 	struct rdma_cm_id *id;
+	bool stopping;			/* accepted_lock: "stop" destroys it */
 };
 
 static struct {
@@ -49,12 +55,12 @@ static struct {
 	char accepted_via[IFNAMSIZ];
 	char connected_via[IFNAMSIZ];
 	int connect_status;
-} c;
+} sc;
 
-static struct dentry *cma_debugfs;
+static struct dentry *softib_cma_debugfs;
 
 /* The name of the interface rdma_cm bound @id to, or "-" */
-static void cma_bound_name(struct rdma_cm_id *id, char *name)
+static void softib_cma_bound_name(struct rdma_cm_id *id, char *name)
 {
 	struct rdma_dev_addr *da = &id->route.addr.dev_addr;
 	struct net_device *dev;
@@ -69,23 +75,42 @@ static void cma_bound_name(struct rdma_cm_id *id, char *name)
 	}
 }
 
-/* An accepted connection's events: it lives until "stop" */
-static int cma_accepted_handler(struct rdma_cm_id *id,
-				struct rdma_cm_event *ev)
+/*
+ * An accepted connection's events: disconnected, or its device going, it
+ * is destroyed (non-zero makes rdma_cm do it), unless "stop" already
+ * took it, which destroys it itself.
+ */
+static int softib_cma_conn_handler(struct rdma_cm_id *id,
+				   struct rdma_cm_event *ev)
 {
-	return 0;
+	struct softib_cma_conn *a = id->context;
+	bool ours;
+
+	if (ev->event != RDMA_CM_EVENT_DISCONNECTED &&
+	    ev->event != RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return 0;
+	spin_lock(&sc.accepted_lock);
+	ours = !a->stopping;
+	if (ours)
+		list_del(&a->node);
+	spin_unlock(&sc.accepted_lock);
+	if (!ours)
+		return 0;
+	kfree(a);
+	return 1;
 }
 
 /* The listener's: a REQ becomes a connection of ours, accepted at once */
-static int cma_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int softib_cma_listen_handler(struct rdma_cm_id *id,
+				     struct rdma_cm_event *ev)
 {
 	struct rdma_conn_param param = {
-		.qp_num = CMA_QPN,
+		.qp_num = atomic_inc_return(&softib_cma_qpn) & 0xffffff,
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.rnr_retry_count = 7,
 	};
-	struct cma_accepted *a;
+	struct softib_cma_conn *a;
 	char via[IFNAMSIZ];
 
 	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
@@ -94,31 +119,32 @@ static int cma_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
-	id->event_handler = cma_accepted_handler;
+	id->event_handler = softib_cma_conn_handler;
 	id->context = a;
 	if (rdma_accept(id, &param)) {
 		kfree(a);
 		return -EINVAL;
 	}
-	cma_bound_name(id, via);
+	softib_cma_bound_name(id, via);
 	a->id = id;
-	spin_lock(&c.accepted_lock);
-	list_add_tail(&a->node, &c.accepted);
-	c.n_accepted++;
-	memcpy(c.accepted_via, via, IFNAMSIZ);
-	spin_unlock(&c.accepted_lock);
+	spin_lock(&sc.accepted_lock);
+	list_add_tail(&a->node, &sc.accepted);
+	sc.n_accepted++;
+	memcpy(sc.accepted_via, via, IFNAMSIZ);
+	spin_unlock(&sc.accepted_lock);
 	return 0;
 }
 
-struct cma_connect {
+struct softib_cma_wait {
 	struct completion done;
 	enum rdma_cm_event_type event;
 	int status;
 };
 
-static int cma_connect_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int softib_cma_connect_handler(struct rdma_cm_id *id,
+				      struct rdma_cm_event *ev)
 {
-	struct cma_connect *cc = id->context;
+	struct softib_cma_wait *cc = id->context;
 
 	/* without a QP, the REP asks us for the RTU (handler_mutex held) */
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
@@ -134,9 +160,9 @@ static int cma_connect_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 /* Wait for @want after a step; the errno that says why it did not come */
-static int cma_step(struct cma_connect *cc, enum rdma_cm_event_type want)
+static int softib_cma_step(struct softib_cma_wait *cc, enum rdma_cm_event_type want)
 {
-	if (!wait_for_completion_timeout(&cc->done, CMA_WAIT))
+	if (!wait_for_completion_timeout(&cc->done, SOFTIB_CMA_WAIT))
 		return -ETIMEDOUT;
 	reinit_completion(&cc->done);
 	if (cc->event == want)
@@ -155,43 +181,43 @@ static int cma_step(struct cma_connect *cc, enum rdma_cm_event_type want)
 	}
 }
 
-static int cma_connect(const char *addr, u16 port)
+static int softib_cma_connect(const char *addr, u16 port)
 {
 	struct sockaddr_in dst = {
 		.sin_family = AF_INET,
 		.sin_port = htons(port),
 	};
 	struct rdma_conn_param param = {
-		.qp_num = CMA_QPN,
+		.qp_num = atomic_inc_return(&softib_cma_qpn) & 0xffffff,
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
-	struct cma_connect cc = { .event = RDMA_CM_EVENT_ADDR_ERROR };
+	struct softib_cma_wait cc = { .event = RDMA_CM_EVENT_ADDR_ERROR };
 	struct rdma_cm_id *id;
 	int ret;
 
 	if (!in4_pton(addr, -1, (u8 *)&dst.sin_addr.s_addr, -1, NULL))
 		return -EINVAL;
 	init_completion(&cc.done);
-	id = rdma_create_id(current->nsproxy->net_ns, cma_connect_handler,
+	id = rdma_create_id(current->nsproxy->net_ns, softib_cma_connect_handler,
 			    &cc, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	strscpy(c.connected_via, "-", IFNAMSIZ);
+	strscpy(sc.connected_via, "-", IFNAMSIZ);
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 5000);
 	if (!ret)
-		ret = cma_step(&cc, RDMA_CM_EVENT_ADDR_RESOLVED);
+		ret = softib_cma_step(&cc, RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (!ret)
 		ret = rdma_resolve_route(id, 5000);
 	if (!ret)
-		ret = cma_step(&cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
+		ret = softib_cma_step(&cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	if (!ret)
 		ret = rdma_connect(id, &param);
 	if (!ret)
-		ret = cma_step(&cc, RDMA_CM_EVENT_ESTABLISHED);
-	cma_bound_name(id, c.connected_via);
+		ret = softib_cma_step(&cc, RDMA_CM_EVENT_ESTABLISHED);
+	softib_cma_bound_name(id, sc.connected_via);
 	if (!ret)
 		rdma_disconnect(id);
 	/* waits for a handler still running; none runs after it */
@@ -199,7 +225,7 @@ static int cma_connect(const char *addr, u16 port)
 	return ret;
 }
 
-static int cma_listen(u16 port)
+static int softib_cma_listen(u16 port)
 {
 	struct sockaddr_in any = {
 		.sin_family = AF_INET,
@@ -208,9 +234,9 @@ static int cma_listen(u16 port)
 	struct rdma_cm_id *id;
 	int ret;
 
-	if (c.listener)
+	if (sc.listener)
 		return -EBUSY;
-	id = rdma_create_id(current->nsproxy->net_ns, cma_listen_handler,
+	id = rdma_create_id(current->nsproxy->net_ns, softib_cma_listen_handler,
 			    NULL, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
@@ -221,51 +247,53 @@ static int cma_listen(u16 port)
 		rdma_destroy_id(id);
 		return ret;
 	}
-	c.listener = id;
-	c.port = port;
+	sc.listener = id;
+	sc.port = port;
 	return 0;
 }
 
-static void cma_stop(void)
+static void softib_cma_stop(void)
 {
-	struct cma_accepted *a, *tmp;
+	struct softib_cma_conn *a, *tmp;
 	LIST_HEAD(gone);
 
 	/* waits for a REQ being accepted: no new connection after this */
-	if (c.listener)
-		rdma_destroy_id(c.listener);
-	c.listener = NULL;
-	c.port = 0;
-	spin_lock(&c.accepted_lock);
-	list_splice_init(&c.accepted, &gone);
-	spin_unlock(&c.accepted_lock);
+	if (sc.listener)
+		rdma_destroy_id(sc.listener);
+	sc.listener = NULL;
+	sc.port = 0;
+	spin_lock(&sc.accepted_lock);
+	list_for_each_entry(a, &sc.accepted, node)
+		a->stopping = true;
+	list_splice_init(&sc.accepted, &gone);
+	spin_unlock(&sc.accepted_lock);
 	list_for_each_entry_safe(a, tmp, &gone, node) {
 		rdma_destroy_id(a->id);
 		kfree(a);
 	}
 }
 
-static int cma_show(struct seq_file *m, void *v)
+static int softib_cma_show(struct seq_file *m, void *v)
 {
-	mutex_lock(&c.lock);
-	seq_printf(m, "listening: %u\n", c.port);
-	spin_lock(&c.accepted_lock);
-	seq_printf(m, "accepted: %u\naccepted_via: %s\n", c.n_accepted,
-		   c.accepted_via);
-	spin_unlock(&c.accepted_lock);
+	mutex_lock(&sc.lock);
+	seq_printf(m, "listening: %u\n", sc.port);
+	spin_lock(&sc.accepted_lock);
+	seq_printf(m, "accepted: %u\naccepted_via: %s\n", sc.n_accepted,
+		   sc.accepted_via);
+	spin_unlock(&sc.accepted_lock);
 	seq_printf(m, "connect_status: %d\nconnected_via: %s\n",
-		   c.connect_status, c.connected_via);
-	mutex_unlock(&c.lock);
+		   sc.connect_status, sc.connected_via);
+	mutex_unlock(&sc.lock);
 	return 0;
 }
 
-static int cma_open(struct inode *inode, struct file *file)
+static int softib_cma_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, cma_show, NULL);
+	return single_open(file, softib_cma_show, NULL);
 }
 
-static ssize_t cma_write(struct file *file, const char __user *ubuf,
-			 size_t len, loff_t *ppos)
+static ssize_t softib_cma_write(struct file *file, const char __user *ubuf,
+				size_t len, loff_t *ppos)
 {
 	char buf[64], addr[16];
 	u16 port;
@@ -276,52 +304,52 @@ static ssize_t cma_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	mutex_lock(&c.lock);
+	mutex_lock(&sc.lock);
 	if (sysfs_streq(buf, "stop")) {
-		cma_stop();
+		softib_cma_stop();
 		ret = 0;
 	} else if (sscanf(buf, "listen %hu", &port) == 1) {
-		ret = cma_listen(port);
+		ret = softib_cma_listen(port);
 	} else if (sscanf(buf, "connect %15s %hu", addr, &port) == 2) {
-		ret = cma_connect(addr, port);
-		c.connect_status = ret;
+		ret = softib_cma_connect(addr, port);
+		sc.connect_status = ret;
 	} else {
 		ret = -EINVAL;
 	}
-	mutex_unlock(&c.lock);
+	mutex_unlock(&sc.lock);
 	return ret ? ret : len;
 }
 
-static const struct file_operations cma_fops = {
+static const struct file_operations softib_cma_fops = {
 	.owner = THIS_MODULE,
-	.open = cma_open,
+	.open = softib_cma_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
-	.write = cma_write,
+	.write = softib_cma_write,
 };
 
-static int __init cma_init(void)
+static int __init softib_cma_init(void)
 {
-	mutex_init(&c.lock);
-	spin_lock_init(&c.accepted_lock);
-	INIT_LIST_HEAD(&c.accepted);
-	strscpy(c.accepted_via, "-", IFNAMSIZ);
-	strscpy(c.connected_via, "-", IFNAMSIZ);
-	cma_debugfs = debugfs_create_file("softib_cma", 0600, NULL, NULL,
-					  &cma_fops);
+	mutex_init(&sc.lock);
+	spin_lock_init(&sc.accepted_lock);
+	INIT_LIST_HEAD(&sc.accepted);
+	strscpy(sc.accepted_via, "-", IFNAMSIZ);
+	strscpy(sc.connected_via, "-", IFNAMSIZ);
+	softib_cma_debugfs = debugfs_create_file("softib_cma", 0600, NULL,
+						 NULL, &softib_cma_fops);
 	return 0;
 }
 
-static void __exit cma_exit(void)
+static void __exit softib_cma_exit(void)
 {
-	debugfs_remove(cma_debugfs);
-	mutex_lock(&c.lock);
-	cma_stop();
-	mutex_unlock(&c.lock);
+	debugfs_remove(softib_cma_debugfs);
+	mutex_lock(&sc.lock);
+	softib_cma_stop();
+	mutex_unlock(&sc.lock);
 }
 
-module_init(cma_init);
-module_exit(cma_exit);
+module_init(softib_cma_init);
+module_exit(softib_cma_exit);
 MODULE_DESCRIPTION("softib_cma: an rdma_cm listener and client for ib_ipoib's tests");
 MODULE_LICENSE("GPL");

@@ -411,11 +411,14 @@ static int softib_cable_get(void *data, u64 *val)
 static int softib_cable_set(void *data, u64 val)
 {
 	struct softib_dev *a = data;
+	u64 was;
 
 	if (val > 1)
 		return -EINVAL;
 	mutex_lock(&softib_cable_mutex);
-	softib_cable(a, softib_devs[a->index + 1], val);
+	/* as it is: nothing happens (a real cable is not pulled twice) */
+	if (softib_cable_get(a, &was) == 0 && was != val)
+		softib_cable(a, softib_devs[a->index + 1], val);
 	mutex_unlock(&softib_cable_mutex);
 	return 0;
 }

@@ -6,7 +6,8 @@
 # Run VM selftests (selftests/*.sh, or any script that sources
 # selftests/lib.sh or tools/vm/guest-lib.sh), booting the guests once for
 # all the tests that can share them: those that want the same number of
-# guests (GUESTS=, default 2) of as many vCPUs (VM_SMP=, default 1), the
+# guests (GUESTS=, default 2) of as many vCPUs (VM_SMP=, default 1) and
+# NICs (NICS=, default 1), the
 # same module (TEST_HOOKS=1: the test build of make TEST_HOOKS=1) and the
 # same judgement of allocation failures (VM_ALLOC_FAILURES_EXPECTED=), in
 # the order given. The guests
@@ -23,8 +24,9 @@
 # test loads tools/softib's soft IB HCA, built here for the kernel;
 # DKMS=1: tools/vm/dkms-stage.sh runs dkms for the kernel into the boot's
 # /shared/host/dkms while the guests boot, which the test reads; NICS=2:
-# the guests get eth1 on eth0's segment (run.sh --nics; a boot gives it to
-# all its tests, which leave it down); NEEDS="PROGRAM...": programs it
+# the guests get eth1 on eth0's segment (run.sh --nics: a vde_switch, which
+# carries no frame over 1514 octets, so such tests boot apart from the
+# others); NEEDS="PROGRAM...": programs it
 # runs, found in PATH or at the absolute path given (guests run the
 # host's)).
 #   IPOIB_KVER   kernel to boot (default 6.12.117+deb12-amd64)
@@ -120,7 +122,7 @@ need_inject=
 need_ud_inject=
 need_hooks=
 need_softib=
-declare -A group_of=() limit_of=() skip_of=() nics_of=()
+declare -A group_of=() limit_of=() skip_of=()
 groups=()
 tests=()
 for t in "$@"; do
@@ -138,9 +140,9 @@ for t in "$@"; do
 	# guests-smp-hooks-allocfail
 	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
 	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
+	g="$g-$(setting "$t" NICS 1)"
 	[ -n "${group_of[$g]:-}" ] || groups+=("$g")
 	group_of[$g]="${group_of[$g]:-} $t"
-	[ "$(setting "$t" NICS 1)" = 2 ] && nics_of[$g]=2
 	limit_of[$t]=$(setting "$t" VM_TIMEOUT 300)
 done
 echo "KTAP version 1"
@@ -278,7 +280,7 @@ report() {
 }
 
 for g in "${groups[@]}"; do
-	IFS=- read -r guests smp hooks allocfail <<<"$g"
+	IFS=- read -r guests smp hooks allocfail nics <<<"$g"
 	# shellcheck disable=SC2206 # the group's tests, space-separated
 	gtests=(${group_of[$g]})
 	items=
@@ -294,6 +296,7 @@ for g in "${groups[@]}"; do
 		[ "$smp" = 1 ] || label=$label-smp$smp
 		[ "$hooks" = 0 ] || label=$label-hooks
 		[ "$allocfail" = 0 ] || label=$label-allocfail
+		[ "$nics" = 1 ] || label=$label-nics$nics
 	fi
 	out=$runs/$label-$kver$gcov
 	rm -rf "$out"
@@ -301,7 +304,7 @@ for g in "${groups[@]}"; do
 	for t in "${gtests[@]}"; do
 		[ "$(setting "$t" DKMS 0)" = 1 ] && { dkms_stage "$out/shared/host"; break; }
 	done
-	args=("${vm_args[@]}" --smp "$smp" --nics "${nics_of[$g]:-1}" --module "$module")
+	args=("${vm_args[@]}" --smp "$smp" --nics "$nics" --module "$module")
 	[ "$hooks" = 1 ] && args+=(--module "$hooks_module")
 	alloc_ok=
 	[ "$allocfail" = 1 ] && args+=(--alloc-failures-expected) && alloc_ok=1
