@@ -464,6 +464,10 @@ struct ipoib_counters {
 #define IPOIB_CM_MAX_NONSRQ_DEFAULT	128	/* max_nonsrq_conn_qp, in-tree's */
 #define IPOIB_CM_MAX_NONSRQ	4096
 #define IPOIB_CM_IDLE		(300 * HZ)
+/* how long a connection's peer must stay unnamed by any neighbour entry,
+ * and the connection idle, before the neighbour sweep closes it
+ */
+#define IPOIB_NEIGH_RECHECK	HZ
 
 struct ipoib_cm_tx_buf {
 	struct sk_buff *skb;

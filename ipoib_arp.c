@@ -326,9 +326,8 @@ void ipoib_path_flush_soon(struct ipoib_dev *priv)
 	queue_work(priv->wq, &priv->path_flush_work);
 }
 
-/* a burst of neighbour events makes one sweep; a suspect is seen again */
+/* a burst of neighbour events makes one sweep */
 #define IPOIB_NEIGH_SWEEP_DELAY	(HZ / 10)
-#define IPOIB_NEIGH_RECHECK	HZ
 
 struct ipoib_neigh_sweep {
 	const struct net_device *dev, *master;	/* compared, not used */
@@ -409,6 +408,7 @@ out:
 static void ipoib_neigh_moved(struct ipoib_dev *priv, const u8 *ha)
 {
 	if (READ_ONCE(priv->mode) != IPOIB_MODE_CONNECTED ||
+	    delayed_work_pending(&priv->neigh_sweep_work) ||
 	    ipoib_cm_sends_to(priv, ha))
 		return;
 	spin_lock_bh(&priv->cm.lock);

@@ -392,6 +392,9 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 		  chan->mtu, ours ? ", carrying our traffic" : "");
 	if (ours) {
 		peer->backoff = 0;
+		/* the neighbour sweep's record is of the channels before */
+		peer->unnamed_since = 0;
+		peer->moved = false;
 		ipoib_cm_send_queued(chan);
 	}
 }
@@ -590,6 +593,16 @@ void ipoib_cm_rx_seen(struct ipoib_dev *priv, const struct ib_qp *qp)
 
 /* --- idle collection ------------------------------------------------------ */
 
+/* jiffies of the last send or receive on a channel */
+static unsigned long ipoib_cm_last_active(const struct ipoib_cm_chan *chan)
+{
+	unsigned long last = READ_ONCE(chan->last_used);
+
+	if (time_after(READ_ONCE(chan->last_rx), last))
+		last = READ_ONCE(chan->last_rx);
+	return last;
+}
+
 /*
  * Idle channels are closed (RFC 4755 s3.4 leaves the policy to us):
  * nothing sent or received on it for IPOIB_CM_IDLE; then idle peers go.
@@ -606,9 +619,7 @@ static void ipoib_cm_gc_work(struct work_struct *work)
 
 	mutex_lock(&priv->cm.mutex);
 	list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
-		last = READ_ONCE(chan->last_used);
-		if (time_after(READ_ONCE(chan->last_rx), last))
-			last = READ_ONCE(chan->last_rx);
+		last = ipoib_cm_last_active(chan);
 		if (chan->state == IPOIB_CM_LIVE &&
 		    time_after(jiffies, last + IPOIB_CM_IDLE))
 			ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
@@ -1011,23 +1022,35 @@ int ipoib_cm_addr_cmp(const void *a, const void *b)
 /*
  * The peers at @unnamed (sorted, flags octet 0) are those of our live
  * channels that no neighbour entry holds now. The peer may have moved
- * (its bond failed over), or its entry is being resolved again (it was
- * collected while in use): a peer unnamed on two sweeps in a row has
- * moved, and its live channels close, those that carry nothing of ours
- * first (see ipoib_cm_close_live). Left alone, they would idle out; closed,
- * they free their QPs now and the peer's side learns it from the DREQ.
- * True if a peer was unnamed once: sweep again soon. Process context.
+ * (its bond failed over), or its entry is being resolved again, or it
+ * only sends to us and we keep no entry for it. A peer unnamed for
+ * IPOIB_NEIGH_RECHECK whose channels all carried nothing either way for
+ * as long has moved: its live channels close, those that carry nothing
+ * of ours first (see ipoib_cm_close_live). Left alone, they would idle
+ * out; closed, they free their QPs now and the peer's side learns it
+ * from the DREQ. True if a peer is still a suspect: sweep again later.
+ * Not on a port that is down: a MAD sent then breaks rxe's QP1, and
+ * ipoib_cm_link_up() closes them when the port is back. Process context.
  */
 bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
 			    unsigned int n)
 {
+	unsigned long now = jiffies, since;
 	struct ipoib_cm_chan *chan, *tmp;
 	bool again = false;
 	int carrying;
 
-	if (!priv->cm.wq)
+	if (!priv->cm.wq || test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags) ||
+	    !netif_carrier_ok(priv->dev))
 		return false;
 	mutex_lock(&priv->cm.mutex);
+	list_for_each_entry(chan, &priv->cm.chans, node)
+		chan->peer->busy = false;
+	list_for_each_entry(chan, &priv->cm.chans, node)
+		if (chan->state == IPOIB_CM_LIVE &&
+		    time_before(now, ipoib_cm_last_active(chan) +
+				IPOIB_NEIGH_RECHECK))
+			chan->peer->busy = true;
 	list_for_each_entry(chan, &priv->cm.chans, node) {
 		struct ipoib_cm_peer *peer = chan->peer;
 
@@ -1035,24 +1058,33 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
 		    rcu_access_pointer(peer->tx) != chan)
 			continue;
 		if (!bsearch(peer->addr, unnamed, n, IPOIB_ADDR_LEN,
-			     ipoib_cm_addr_cmp))
-			peer->unnamed = 0;
-		else if (++peer->unnamed < 2)
+			     ipoib_cm_addr_cmp)) {
+			peer->unnamed_since = 0;
+			continue;
+		}
+		if (!peer->unnamed_since)
+			peer->unnamed_since = now | 1;
+		since = peer->unnamed_since;
+		if (peer->busy ||
+		    time_before(now, since + IPOIB_NEIGH_RECHECK))
 			again = true;
+		else
+			peer->moved = true;
 	}
 	for (carrying = 0; carrying < 2; carrying++)
 		list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {
 			struct ipoib_cm_peer *peer = chan->peer;
 			bool tx = rcu_access_pointer(peer->tx) == chan;
 
-			if (chan->state != IPOIB_CM_LIVE || peer->unnamed < 2 ||
+			if (chan->state != IPOIB_CM_LIVE || !peer->moved ||
 			    tx != carrying)
 				continue;
 			if (tx) {
 				ipoib_dbg(priv, 1, "CM: %pI6c moved: closing its connection\n",
 					  peer->addr + 4);
 				atomic_long_inc(&priv->counters.cm_peer_moved);
-				peer->unnamed = 0;
+				peer->moved = false;
+				peer->unnamed_since = 0;
 			}
 			if (chan->cm_id)
 				ib_send_cm_dreq(chan->cm_id, NULL, 0);

@@ -80,7 +80,10 @@ struct ipoib_cm_peer {
 	unsigned long last_used;	/* jiffies of the last transmit */
 	unsigned long retry_at;		/* no new channel before */
 	unsigned long backoff;		/* cm.mutex */
-	u8 unnamed;			/* cm.mutex: sweeps it was unnamed in */
+	/* cm.mutex, the neighbour sweep's (ipoib_cm_close_unnamed) */
+	unsigned long unnamed_since;	/* jiffies, 0: a neighbour names it */
+	bool busy;			/* a live channel of it moved data */
+	bool moved;			/* unnamed and idle long enough */
 	bool sid_rfc;			/* cm.mutex: the service ID to try */
 };
 

@@ -137,7 +137,7 @@ for t in "$@"; do
 	[ "$(setting "$t" UD_INJECT '')" = 1 ] && need_ud_inject=1
 	[ "$(setting "$t" TEST_HOOKS 0)" = 1 ] && need_hooks=1
 	[ "$(setting "$t" SOFTIB 0)" = 1 ] && need_softib=1
-	# guests-smp-hooks-allocfail
+	# guests-smp-hooks-allocfail-nics
 	g="$(setting "$t" GUESTS 2)-$(setting "$t" VM_SMP 1)"
 	g="$g-$(setting "$t" TEST_HOOKS 0)-$(setting "$t" VM_ALLOC_FAILURES_EXPECTED 0)"
 	g="$g-$(setting "$t" NICS 1)"
