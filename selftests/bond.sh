@@ -69,8 +69,7 @@ bond() {
 		wait_until 30 ping -c 1 -W 1 "10.50.0.$peer" >/dev/null
 }
 replied_after() {	# replied_after T: a reply in /tmp/bond.ping after T
-	awk -v t="$1" -F'[][]' '/bytes from/ && $2 > t { f = 1; exit }
-		END { exit !f }' /tmp/bond.ping
+	reply_after /tmp/bond.ping "$1"
 }
 # the address B's neighbour entry for A holds, flags octet aside
 neigh_of_a() {
@@ -122,9 +121,7 @@ phase() {
 		sleep 1
 		kill "$ping_pid"
 		wait "$ping_pid" 2>/dev/null
-		out=$(awk -v t="$t" -F'[][]' '/bytes from/ && $2 > t - 1 {
-			if (p && $2 - p > g) g = $2 - p; p = $2 }
-			END { if (g) printf "%.0f\n", g * 1000 }' /tmp/bond.ping)
+		out=$(ping_gap_ms /tmp/bond.ping "$t")
 		log "$mode: failover outage (longest gap between replies, one ping every 20 ms): ${out:-none} ms"
 		check "$mode: ... within 3 s (no neighbour left to time out)" \
 			below "$out" $((3000 * VM_SLOW))

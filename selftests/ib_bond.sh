@@ -134,8 +134,7 @@ b_neigh_is() {	# b_neigh_is ADDR HWADDR
 	[ "$(b_neigh "$1")" = "${2:3}" ]
 }
 replied_after() {	# replied_after T: a reply in /tmp/bond.ping after T
-	awk -v t="$1" -F'[][]' '/bytes from/ && $2 > t { f = 1; exit }
-		END { exit !f }' /tmp/bond.ping
+	reply_after /tmp/bond.ping "$1"
 }
 # pull MODE: the active ports' cable (softib0-softib1) pulled under a
 # ping every 20 ms; both bonds go over to the other fabric, the peer
@@ -160,10 +159,7 @@ pull() {
 	check "$1: ... traffic goes on" wait_until 10 replied_after "$t"
 	kill "$ping_pid"
 	wait "$ping_pid" 2>/dev/null
-	# the longest silence between two replies around the pull
-	out=$(awk -v t="$t" -F'[][]' '/bytes from/ && $2 > t - 1 {
-		if (p && $2 - p > g) g = $2 - p; p = $2 }
-		END { if (g) printf "%.0f\n", g * 1000 }' /tmp/bond.ping)
+	out=$(ping_gap_ms /tmp/bond.ping "$t")
 	log "$1: failover outage (longest gap between replies, one ping every 20 ms): ${out:-none} ms"
 	check "$1: ... within 3 s (no neighbour left to time out)" \
 		below "$out" $((3000 * VM_SLOW))

@@ -127,6 +127,20 @@ flap_reply_after() {
 		END { exit !f }' /tmp/flap.ping
 }
 
+# reply_after FILE T: FILE (ping -D's output) has a reply after time T
+reply_after() {
+	awk -v t="$2" -F'[][]' '/bytes from/ && $2 > t { f = 1; exit }
+		END { exit !f }' "$1"
+}
+
+# ping_gap_ms FILE T: the longest gap between two replies in FILE (ping
+# -D's output) from a second before T on, in milliseconds
+ping_gap_ms() {
+	awk -v t="$2" -F'[][]' '/bytes from/ && $2 > t - 1 {
+		if (p && $2 - p > g) g = $2 - p; p = $2 }
+		END { if (g) printf "%.0f\n", g * 1000 }' "$1"
+}
+
 # below MS LIMIT: MS is a number under LIMIT
 below() {
 	[ -n "$1" ] && [ "$1" -lt "$2" ]
