@@ -141,6 +141,19 @@ ping_gap_ms() {
 		END { if (g) printf "%.0f\n", g * 1000 }' "$1"
 }
 
+# ping_outage NAME PID T: stop the ping -D (PID) writing /tmp/bond.ping,
+# log its longest gap between replies from a second before T on, and check
+# that it stayed under 3 s
+ping_outage() {
+	local out
+	kill "$2"
+	wait "$2" 2>/dev/null
+	out=$(ping_gap_ms /tmp/bond.ping "$3")
+	log "$1: failover outage (longest gap between replies, one ping every 20 ms): ${out:-none} ms"
+	check "$1: ... within 3 s (no neighbour left to time out)" \
+		below "$out" $((3000 * VM_SLOW))
+}
+
 # below MS LIMIT: MS is a number under LIMIT
 below() {
 	[ -n "$1" ] && [ "$1" -lt "$2" ]
