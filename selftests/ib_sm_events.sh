@@ -56,6 +56,10 @@ log "verbs objects: $before"
 # The ping all the events run under: a timestamped line per reply
 ping -D -i 0.05 -W 1 10.30.0.2 >/tmp/ping.log 2>&1 &
 ping_pid=$!
+# and a control over loopback: its gaps are the guest's own stalls (the
+# host's cores shared), which no driver behaviour causes
+ping -D -i 0.05 -W 1 127.0.0.1 >/tmp/ctl.log 2>&1 &
+ctl_pid=$!
 first_reply_after() {	# first_reply_after T: seconds from T to a reply
 	awk -v t="$1" -F'[][]' '/bytes from/ && $2 > t {
 		printf "%.2f\n", $2 - t; exit }' /tmp/ping.log
@@ -63,22 +67,24 @@ first_reply_after() {	# first_reply_after T: seconds from T to a reply
 replied_after() {
 	test -n "$(first_reply_after "$1")"
 }
-longest_gap() {	# longest_gap FROM: the longest time without a reply since
+longest_gap() {	# longest_gap FROM [LOG]: the longest time without a reply since
 	awk -v t="$1" -v now="$(date +%s.%N)" -F'[][]' 'BEGIN { last = t }
 		/bytes from/ && $2 > t { if ($2 - last > gap) gap = $2 - last
 					 last = $2 }
 		END { if (now - last > gap) gap = now - last
-		      printf "%.2f\n", gap }' /tmp/ping.log
+		      printf "%.2f\n", gap }' "${2:-/tmp/ping.log}"
 }
 # outage WHAT FROM: log the longest time without a reply, and check it
 # is under a second (the ping sends every 50 ms; VM_SLOW s on a slower
-# kernel)
+# kernel) beyond the control's longest stall
 outage() {
-	local gap
+	local gap ctl
 	gap=$(longest_gap "$2")
-	log "$1: the longest time without a reply $gap s"
-	check "$1: no reply missing for $VM_SLOW s" \
-		awk -v g="$gap" -v s="$VM_SLOW" 'BEGIN { exit !(g < s) }'
+	ctl=$(longest_gap "$2" /tmp/ctl.log)
+	log "$1: the longest time without a reply $gap s (control over loopback: $ctl s)"
+	check "$1: no reply missing for $VM_SLOW s beyond the guest's stalls" \
+		awk -v g="$gap" -v c="$ctl" -v s="$VM_SLOW" \
+		'BEGIN { exit !(g - c + 0.05 < s) }'
 }
 # neighbours flushed on both sides: ARP goes over the broadcast group,
 # which must be attached at the MLID the SM gave it
@@ -226,8 +232,8 @@ rearp failover
 check "... carrier stayed on through handover and failover" \
 	test "$(carrier_changes)" = "$cc"
 
-kill -INT "$ping_pid"
-wait "$ping_pid" 2>/dev/null
+kill -INT "$ping_pid" "$ctl_pid"
+wait "$ping_pid" "$ctl_pid" 2>/dev/null
 lost=$(awk '/packet loss/ { print }' /tmp/ping.log)
 log "the ping through all the events: $lost"
 # connections outlive a switch to datagram mode; down and up ends them
