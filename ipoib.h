@@ -468,6 +468,10 @@ struct ipoib_counters {
  * and the connection idle, before the neighbour sweep closes it
  */
 #define IPOIB_NEIGH_RECHECK	HZ
+/* how long a busy suspect keeps the sweep coming back: one that only
+ * sends to us stays unnamed, and each sweep walks whole neighbour tables
+ */
+#define IPOIB_NEIGH_GIVEUP	(10 * IPOIB_NEIGH_RECHECK)
 
 struct ipoib_cm_tx_buf {
 	struct sk_buff *skb;

@@ -1028,7 +1028,8 @@ int ipoib_cm_addr_cmp(const void *a, const void *b)
  * as long has moved: its live channels close, those that carry nothing
  * of ours first (see ipoib_cm_close_live). Left alone, they would idle
  * out; closed, they free their QPs now and the peer's side learns it
- * from the DREQ. True if a peer is still a suspect: sweep again later.
+ * from the DREQ. True if a peer is still a suspect: sweep again later,
+ * for IPOIB_NEIGH_GIVEUP at most (then the next neighbour event does).
  * Not on a port that is down: a MAD sent then breaks rxe's QP1, and
  * ipoib_cm_link_up() closes them when the port is back. Process context.
  */
@@ -1065,11 +1066,13 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
 		if (!peer->unnamed_since)
 			peer->unnamed_since = now | 1;
 		since = peer->unnamed_since;
-		if (peer->busy ||
-		    time_before(now, since + IPOIB_NEIGH_RECHECK))
-			again = true;
-		else
+		if (!peer->busy &&
+		    !time_before(now, since + IPOIB_NEIGH_RECHECK))
 			peer->moved = true;
+		else if (time_before(now, since + IPOIB_NEIGH_GIVEUP))
+			again = true;
+		else	/* a new look starts with the next event */
+			peer->unnamed_since = 0;
 	}
 	for (carrying = 0; carrying < 2; carrying++)
 		list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {

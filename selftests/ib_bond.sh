@@ -16,8 +16,10 @@
 #   - the peer's ARP entry names the new active port at once; IPv6 works
 #     across the failover;
 #   - connected mode: connections of a port made backup (failback to the
-#     primary) close with a DREQ, and a peer whose neighbour entry moves to another
-#     address closes its connection to the old one (cm_peer_moved).
+#     primary) close with a DREQ; a peer whose neighbour entry moves to
+#     another address closes its connection to the old one (cm_peer_moved);
+#     a peer no entry names is kept while it sends to us, and closed once
+#     idle.
 # shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=1
 VM_SMP=1
@@ -225,15 +227,57 @@ sed -n 's/^/# iperf3: /p' /tmp/bond.iperf | tail -4
 check "... its connections now on softib2's port" \
 	wait_until 5 grep -q ' live ' "$dbg/${a1}_cm"
 
+# A peer that only sends to us: we keep no entry for it, but its
+# connection is busy, so the sweep keeps ours; once it is idle, the sweep
+# closes it. b's entries for us are fixed (no probe names b here again).
+peer_moved() {	# peer_moved IF [CMD]: cm_peer_moved of IF
+	${2:-} ethtool -S "$1" | awk '$1 == "cm_peer_moved:" { print $2 }'
+}
+moved_a=$(peer_moved "$a1")
+for n in 10.40.0.1 fd00:40::1; do
+	ip -n b neigh replace "$n" lladdr "$addr_a1" dev bond1 nud permanent
+done
+ip neigh del 10.40.0.2 dev bond0
+ip neigh del fd00:40::2 dev bond0 2>/dev/null
+python3 -c 'import socket; s = socket.socket(2, 2)
+s.bind(("10.40.0.1", 9999)); s.settimeout(8)
+while True: s.recv(65536)' 2>/dev/null &
+sink=$!
+rx0=$(cat "/sys/class/net/$a1/statistics/rx_bytes")
+ip netns exec b python3 -c 'import socket, time; s = socket.socket(2, 2)
+for i in range(100): s.sendto(bytes(20000), ("10.40.0.1", 9999)); time.sleep(0.05)' &
+udp=$!
+rx_over() {	# rx_over N: more than N octets received on our active port
+	[ "$(cat "/sys/class/net/$a1/statistics/rx_bytes")" -gt "$1" ]
+}
+check "connected: b's datagrams arrive" wait_until 10 rx_over $((rx0 + 200000))
+# a neighbour event: an address we have no connection to (b's other port)
+ip neigh replace 10.40.0.99 \
+	lladdr "$(ip netns exec b cat "/sys/class/net/$b0/address")" \
+	dev bond0 nud reachable
+sleep 2
+check "connected: a peer that only sends to us (no entry names it) keeps its connection while busy" \
+	test "$(peer_moved "$a1")" = "$moved_a"
+check "... our connection to it still live" grep -q ' live ' "$dbg/${a1}_cm"
+wait "$udp"
+kill "$sink" 2>/dev/null
+a_moved() {
+	[ "$(peer_moved "$a1")" = $((moved_a + 1)) ]
+}
+check "... and once idle, the sweep closes it (cm_peer_moved)" \
+	wait_until 5 a_moved
+ip neigh del 10.40.0.99 dev bond0
+check "... and a new one when we send again" \
+	ping -c 2 -W 5 -s 20000 10.40.0.2
+
 # b's entry moves to another address: its connection to ours closes now
-moved0=$(inb ethtool -S "$b1" | awk '$1 == "cm_peer_moved:" { print $2 }')
+moved0=$(peer_moved "$b1" inb)
 # (both entries: one still holding the old address keeps the connection)
 for n in 10.40.0.1 fd00:40::1; do
 	ip -n b neigh replace "$n" lladdr "$addr_a0" dev bond1 nud reachable
 done
 moved() {
-	[ "$(inb ethtool -S "$b1" |
-		awk '$1 == "cm_peer_moved:" { print $2 }')" = $((moved0 + 1)) ]
+	[ "$(peer_moved "$b1" inb)" = $((moved0 + 1)) ]
 }
 # (unnamed on two sweeps in a row, about a second apart)
 check "connected: b's neighbour entry moves: its connection to us closes (cm_peer_moved)" \
