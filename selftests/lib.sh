@@ -72,10 +72,10 @@ stat_of() {
 
 # wait_until SECONDS CMD...: poll CMD every 0.2 s
 wait_until() {
-	local end=$(($(date +%s) + $1))
+	local end=$((EPOCHSECONDS + $1))
 	shift
 	until "$@"; do
-		[ "$(date +%s)" -ge $end ] && return 1
+		[ "$EPOCHSECONDS" -ge $end ] && return 1
 		sleep 0.2
 	done
 }

@@ -32,13 +32,13 @@ uptime_s() {
 
 # sync_all NAME: every guest reached NAME (or one died: give up).
 sync_all() {
-	local r end=$(($(date +%s) + 120 * slow))
+	local r end=$((EPOCHSECONDS + 120 * slow))
 
 	: >"/shared/flags/$ROLE.$1"
 	for r in $ROLES; do
 		while [ ! -e "/shared/flags/$r.$1" ]; do
 			[ -e "$VM_ABORT" ] && return 1
-			[ "$(date +%s)" -ge $end ] && return 1
+			[ "$EPOCHSECONDS" -ge $end ] && return 1
 			sleep 0.1
 		done
 	done
