@@ -9,6 +9,8 @@
 #   TESTS="..."  VM selftests to run on every kernel (default: TEST_PROGS
 #                of selftests/ on 6.12, the 6.1 subset below on 6.1)
 #   FULL=1       every VM selftest on every kernel
+#   BALANCE="..."  one-guest tests of the first kernel run on the second
+#                line (see plan_stages; default: nm.sh networkd.sh)
 #   SKIP_HARNESS_SELFTEST=1  skip the test bed's own failure-detection test
 # The whole script is read before it runs: editing it meanwhile is safe.
 {
@@ -18,11 +20,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 KVERS=${KVERS:-"6.12.117+deb12-amd64 6.1.0-56-amd64"}
 ALL_TESTS=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/Makefile)
-# On 6.1, the tests that reach what differs between the kernels (module
-# load and device registration, the underlay's IPv6 group joins, rtnl and
-# namespaces, connected mode's CM and SRQ): the rest exercises the
-# driver's own logic, the same on both (Documentation/testing.rst).
-SUBSET_6_1="first_light.sh ib_fabric.sh ib_partitions.sh ib_sm_events.sh ib_multicast.sh ib_bond.sh datagram.sh multicast.sh connected.sh trace.sh children.sh nm.sh networkd.sh ifupdown.sh dkms.sh"
+# On 6.1, a test of each part of the kernel that differs between the two
+# (module load and device registration on soft-RoCE, ib_core's MAD, SA
+# and CM and bonding on InfiniBand, rtnl links and namespaces, the
+# underlay's IPv6 group joins, connected mode's CM and SRQ, DKMS): the
+# rest exercises the driver's own logic, the same on both, or the same
+# userspace (Documentation/testing.rst).
+SUBSET_6_1="first_light.sh ib_fabric.sh ib_partitions.sh ib_sm_events.sh ib_bond.sh multicast.sh connected.sh dkms.sh"
 tests_for() {	# tests_for KVER
 	if [ -n "${TESTS:-}" ]; then
 		echo "$TESTS"
@@ -47,52 +51,111 @@ build_clean() {	# build_clean KVER [TEST_HOOKS=1]: W=1, no warning at all
 	test -f "build/$1${2:+-hooks}/ib_ipoib.ko"
 }
 
-# vm_tests KVER: its VM selftests, the one-guest ones first (see below)
-vm_tests() {
+# one_guest KVER / two_guest KVER: its VM selftests of one guest, and the
+# rest (the first of its two-guest boot: soft-RoCE UD between the guests
+# without our module loaded)
+one_guest() {
 	local t
 	for t in $(tests_for "$1"); do
 		grep -qx 'GUESTS=1' "selftests/$t" && echo "selftests/$t"
 	done
-	# the first of the two-guest boot: soft-RoCE UD between the guests
-	# without our module loaded
+}
+two_guest() {
+	local t
 	echo tools/vm/smoke.sh
 	for t in $(tests_for "$1"); do
 		grep -qx 'GUESTS=1' "selftests/$t" || echo "selftests/$t"
 	done
 }
 
-# The VM selftests share guest boots (tools/vm/batch.sh), and both
-# kernels' runs go side by side: run.sh gives each vCPU a core, so the
-# one-guest boots of the two kernels (the InfiniBand fabric, the
-# distribution's tools), which come first in each run, meet and share the
-# machine, and the two-guest boots take turns. Their results follow in
-# kernel order.
+# The VM selftests share guest boots (tools/vm/batch.sh), run as stages
+# on two lines that go side by side: run.sh gives each vCPU a core (the
+# slots), so the one-guest boots that open both lines share the machine,
+# a core each, and the two-guest boots then take turns. The second line
+# also runs, after its own one-guest boot, the one-guest tests of the
+# first kernel named in BALANCE (the distribution's daemons, by default),
+# which evens out the two lines' one-guest boots. Each stage reports as a
+# test of its own, in this order.
+BALANCE=${BALANCE-"nm.sh networkd.sh"}
+stages=()
+# shellcheck disable=SC2317 # run through all_steps
+plan_stages() {	# the stages: "LINE|KVER|NAME|TEST..."
+	local first second t one moved=
+	read -r first second _ <<<"$KVERS"
+	one=$(one_guest "$first")
+	if [ -n "$second" ]; then
+		for t in $BALANCE; do
+			grep -qx "selftests/$t" <<<"$one" || continue
+			one=$(grep -vx "selftests/$t" <<<"$one")
+			moved="$moved selftests/$t"
+		done
+	fi
+	stages=("1|$first|one guest|$(words "$one")"
+		"1|$first|two guests|$(words "$(two_guest "$first")")")
+	[ -n "$second" ] || return 0
+	stages+=("2|$second|one guest|$(words "$(one_guest "$second")")")
+	[ -z "$moved" ] || stages+=("2|$first|one guest, balanced|${moved# }")
+	stages+=("2|$second|two guests|$(words "$(two_guest "$second")")")
+}
+words() {	# words LINES: on one line
+	echo "${1//$'\n'/ }"
+}
+
+# run_line N: its stages in turn, each batch.sh's output to its log, its
+# exit status to LOG.rc and its seconds to LOG.secs
+# shellcheck disable=SC2317 # run in the background by vm_all
+run_line() {
+	local st line k name tests log s0
+	for st in "${stages[@]}"; do
+		IFS='|' read -r line k name tests <<<"$st"
+		if [ "$line" != "$1" ] || [ -z "$tests" ]; then
+			continue
+		fi
+		log=$(check_log_name "vm $k, $name")
+		s0=$(date +%s)
+		# shellcheck disable=SC2086 # test names are words
+		IPOIB_KVER=$k tools/vm/batch.sh $tests >"$log" 2>&1
+		echo $? >"$log.rc"
+		echo $(($(date +%s) - s0)) >"$log.secs"
+	done
+}
+
 declare -A pid=()
 # shellcheck disable=SC2317 # run through all_steps
 vm_all() {
-	local k log
+	local st line k name tests log
 	t0=$(date +%s)
+	plan_stages
 	if [ -z "$counting" ]; then
 		# the guests' tools, once, before the runs that share them
 		make -s -C tools/cm_inject >/dev/null 2>&1
 		make -s -C tools/inject >/dev/null 2>&1
+		# the modules, once, before the lines that share them (a
+		# failed build fails the stages, which build again)
 		for k in $KVERS; do
-			log=$(check_log_name "vm $k")
+			make -s modules KVER="$k" >/dev/null 2>&1
+			make -s -C tools/softib KVER="$k" >/dev/null 2>&1
+		done
+		for line in 1 2; do
 			# a process group of its own, which stop_vms ends
-			# shellcheck disable=SC2046 # test names are words
-			IPOIB_KVER=$k setsid tools/vm/batch.sh $(vm_tests "$k") \
-				>"$log" 2>&1 &
-			pid[$k]=$!
+			setsid bash -c "$(declare -f run_line check_log_name);
+				$(declare -p stages CHECK_LOGS); run_line $line" &
+			pid[$line]=$!
 		done
 		trap stop_vms INT TERM
+		wait "${pid[@]}"
 	fi
-	for k in $KVERS; do
-		log=$(check_log_name "vm $k")
+	for st in "${stages[@]}"; do
+		IFS='|' read -r line k name tests <<<"$st"
+		[ -n "$tests" ] || continue
+		log=$(check_log_name "vm $k, $name")
 		if [ -n "$counting" ]; then
-			tap_report "vm $k" /dev/null 0 "$t0"
+			tap_report "vm $k, $name" /dev/null 0 "$t0"
 		else
-			wait "${pid[$k]}"
-			tap_report "vm $k" "$log" $? "$t0"
+			# took: the stage's own seconds
+			tap_report "vm $k, $name" "$log" \
+				"$(cat "$log.rc" 2>/dev/null || echo 2)" \
+				$(($(date +%s) - $(cat "$log.secs" 2>/dev/null || echo 0)))
 		fi
 	done
 }
