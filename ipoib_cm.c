@@ -1029,7 +1029,9 @@ int ipoib_cm_addr_cmp(const void *a, const void *b)
  * of ours first (see ipoib_cm_close_live). Left alone, they would idle
  * out; closed, they free their QPs now and the peer's side learns it
  * from the DREQ. True if a peer is still a suspect: sweep again later,
- * for IPOIB_NEIGH_GIVEUP at most (then the next neighbour event does).
+ * for IPOIB_NEIGH_GIVEUP at most from when it was first seen unnamed (its
+ * record stands until an entry names it again, so that two busy peers
+ * cannot keep the sweeps going between them).
  * Not on a port that is down: a MAD sent then breaks rxe's QP1, and
  * ipoib_cm_link_up() closes them when the port is back. Process context.
  */
@@ -1071,8 +1073,6 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
 			peer->moved = true;
 		else if (time_before(now, since + IPOIB_NEIGH_GIVEUP))
 			again = true;
-		else	/* a new look starts with the next event */
-			peer->unnamed_since = 0;
 	}
 	for (carrying = 0; carrying < 2; carrying++)
 		list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node) {

@@ -240,12 +240,20 @@ done
 ip neigh del 10.40.0.2 dev bond0
 ip neigh del fd00:40::2 dev bond0 2>/dev/null
 python3 -c 'import socket; s = socket.socket(2, 2)
-s.bind(("10.40.0.1", 9999)); s.settimeout(8)
+s.bind(("10.40.0.1", 9999)); s.settimeout(20)
 while True: s.recv(65536)' 2>/dev/null &
 sink=$!
+# (bound first: a datagram to no socket would have us answer, and name b)
+sink_bound() {
+	[ -n "$(ss -Hlun 'sport = :9999')" ]
+}
+wait_until 10 sink_bound
 rx0=$(cat "/sys/class/net/$a1/statistics/rx_bytes")
-ip netns exec b python3 -c 'import socket, time; s = socket.socket(2, 2)
-for i in range(100): s.sendto(bytes(20000), ("10.40.0.1", 9999)); time.sleep(0.05)' &
+rm -f /tmp/udp.stop
+# (until told: the sweep looks for 10 s at most after the event below)
+ip netns exec b python3 -c 'import socket, time, os; s = socket.socket(2, 2)
+while not os.path.exists("/tmp/udp.stop"):
+	s.sendto(bytes(20000), ("10.40.0.1", 9999)); time.sleep(0.05)' &
 udp=$!
 rx_over() {	# rx_over N: more than N octets received on our active port
 	[ "$(cat "/sys/class/net/$a1/statistics/rx_bytes")" -gt "$1" ]
@@ -255,10 +263,11 @@ check "connected: b's datagrams arrive" wait_until 10 rx_over $((rx0 + 200000))
 ip neigh replace 10.40.0.99 \
 	lladdr "$(ip netns exec b cat "/sys/class/net/$b0/address")" \
 	dev bond0 nud reachable
-sleep 2
+sleep 2.5
 check "connected: a peer that only sends to us (no entry names it) keeps its connection while busy" \
 	test "$(peer_moved "$a1")" = "$moved_a"
 check "... our connection to it still live" grep -q ' live ' "$dbg/${a1}_cm"
+: >/tmp/udp.stop
 wait "$udp"
 kill "$sink" 2>/dev/null
 a_moved() {

@@ -165,7 +165,10 @@ t0=$(date +%s%N)
 check "... which goes live without the RTU" wait_until 10 passive live
 ms=$((($(date +%s%N) - t0) / 1000000))
 log "lost RTU: the passive side live $ms ms after it was first seen"
-check "... within $((2 * VM_SLOW)) s" test "$ms" -lt $((2000 * VM_SLOW))
+# (at most 3 s on a slower kernel: under the retry's 4.3 s)
+lim=$((2000 * VM_SLOW))
+[ "$lim" -le 3000 ] || lim=3000
+check "... within $((lim / 1000)) s" test "$ms" -lt "$lim"
 wait "$rtu_ping"
 echo 0 >/sys/kernel/debug/softib/softib0_lose_cm_rtu
 check "... softib0 lost one RTU" test "$(softib_count softib0 lost_cm_rtu)" = 1

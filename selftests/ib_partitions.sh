@@ -122,6 +122,12 @@ check "connected: ... and over an RC connection, 20000 octets" sh -c "
 	grep -q ' live ' /sys/kernel/debug/ipoib/p1@ns*_cm"
 ip netns delete n1
 ip netns delete n2
+home() {
+	ip link show p1 && ip link show p2
+} >/dev/null 2>&1
+check "... the namespaces deleted, both children come home" wait_until 10 home
+ip link delete p1
+ip link delete p2
 
 # The SM takes softib1 out of partition 0x0123, then puts it back.
 # ping -D: one timestamped line per reply

@@ -19,6 +19,11 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 KVERS=${KVERS:-"6.12.117+deb12-amd64 6.1.0-56-amd64"}
+# (the VM stages run on two lines, one kernel each: see plan_stages)
+if [ "$(wc -w <<<"$KVERS")" -gt 2 ]; then
+	echo "make check: two kernels at most (KVERS=$KVERS)" >&2
+	exit 2
+fi
 ALL_TESTS=$(sed -n 's/^TEST_PROGS *:= *//p' selftests/Makefile)
 # On 6.1, a test of each part of the kernel that differs between the two
 # (module load and device registration on soft-RoCE, ib_core's MAD, SA
@@ -79,9 +84,11 @@ two_guest() {
 BALANCE=${BALANCE-"nm.sh networkd.sh"}
 stages=()
 # shellcheck disable=SC2317 # run through all_steps
-plan_stages() {	# the stages: "LINE|KVER|NAME|TEST..."
+plan_stages() {	# the stages: "LINE|KVER|NAME|TAG|TEST..." (TAG: batch.sh's
+		# IPOIB_VM_TAG, for a stage that may run beside another of
+		# its kernel)
 	local first second t one moved=
-	read -r first second _ <<<"$KVERS"
+	read -r first second <<<"$KVERS"
 	one=$(one_guest "$first")
 	if [ -n "$second" ]; then
 		for t in $BALANCE; do
@@ -90,12 +97,13 @@ plan_stages() {	# the stages: "LINE|KVER|NAME|TEST..."
 			moved="$moved selftests/$t"
 		done
 	fi
-	stages=("1|$first|one guest|$(words "$one")"
-		"1|$first|two guests|$(words "$(two_guest "$first")")")
+	stages=("1|$first|one guest||$(words "$one")"
+		"1|$first|two guests||$(words "$(two_guest "$first")")")
 	[ -n "$second" ] || return 0
-	stages+=("2|$second|one guest|$(words "$(one_guest "$second")")")
-	[ -z "$moved" ] || stages+=("2|$first|one guest, balanced|${moved# }")
-	stages+=("2|$second|two guests|$(words "$(two_guest "$second")")")
+	stages+=("2|$second|one guest||$(words "$(one_guest "$second")")")
+	[ -z "$moved" ] ||
+		stages+=("2|$first|one guest, balanced|balanced|${moved# }")
+	stages+=("2|$second|two guests||$(words "$(two_guest "$second")")")
 }
 words() {	# words LINES: on one line
 	echo "${1//$'\n'/ }"
@@ -105,16 +113,17 @@ words() {	# words LINES: on one line
 # exit status to LOG.rc and its seconds to LOG.secs
 # shellcheck disable=SC2317 # run in the background by vm_all
 run_line() {
-	local st line k name tests log s0
+	local st line k name tag tests log s0
 	for st in "${stages[@]}"; do
-		IFS='|' read -r line k name tests <<<"$st"
+		IFS='|' read -r line k name tag tests <<<"$st"
 		if [ "$line" != "$1" ] || [ -z "$tests" ]; then
 			continue
 		fi
 		log=$(check_log_name "vm $k, $name")
 		s0=$(date +%s)
 		# shellcheck disable=SC2086 # test names are words
-		IPOIB_KVER=$k tools/vm/batch.sh $tests >"$log" 2>&1
+		IPOIB_KVER=$k IPOIB_VM_TAG=$tag tools/vm/batch.sh $tests \
+			>"$log" 2>&1
 		echo $? >"$log.rc"
 		echo $(($(date +%s) - s0)) >"$log.secs"
 	done
@@ -123,7 +132,7 @@ run_line() {
 declare -A pid=()
 # shellcheck disable=SC2317 # run through all_steps
 vm_all() {
-	local st line k name tests log
+	local st line k name tag tests log
 	t0=$(date +%s)
 	plan_stages
 	if [ -z "$counting" ]; then
@@ -134,6 +143,7 @@ vm_all() {
 		# failed build fails the stages, which build again)
 		for k in $KVERS; do
 			make -s modules KVER="$k" >/dev/null 2>&1
+			make -s modules KVER="$k" TEST_HOOKS=1 >/dev/null 2>&1
 			make -s -C tools/softib KVER="$k" >/dev/null 2>&1
 		done
 		for line in 1 2; do
@@ -146,7 +156,7 @@ vm_all() {
 		wait "${pid[@]}"
 	fi
 	for st in "${stages[@]}"; do
-		IFS='|' read -r line k name tests <<<"$st"
+		IFS='|' read -r line k name tag tests <<<"$st"
 		[ -n "$tests" ] || continue
 		log=$(check_log_name "vm $k, $name")
 		if [ -n "$counting" ]; then

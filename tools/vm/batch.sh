@@ -34,6 +34,8 @@
 #                that debug kernel instead (make check-debug); its time
 #                limits are IPOIB_DEBUG_SLOWDOWN (default 3) times the tests'
 #   IPOIB_MODPARAMS  ib_ipoib module parameters for ipoib_start
+#   IPOIB_VM_TAG  a suffix for this run's directories and build log, so
+#                that two batch.sh of one kernel can run at once (make check)
 #   IPOIB_GCOV=1 the module profiled (make GCOV=1; a debug kernel with
 #                CONFIG_GCOV_KERNEL): each guest leaves its counters in
 #                shared/gcov/ROLE of the run (make coverage)
@@ -164,7 +166,8 @@ fail_rest() {
 	done
 	totals
 }
-build_log=$runs/build-$kver$gcov.log
+tag=${IPOIB_VM_TAG:+-$IPOIB_VM_TAG}
+build_log=$runs/build-$kver$gcov$tag.log
 # the guests see the host's binaries read-only: build them first
 for tool in ${need_inject:+cm_inject} ${need_ud_inject:+inject}; do
 	if ! make -s -C "$top/tools/$tool" >"$build_log" 2>&1; then
@@ -298,7 +301,7 @@ for g in "${groups[@]}"; do
 		[ "$allocfail" = 0 ] || label=$label-allocfail
 		[ "$nics" = 1 ] || label=$label-nics$nics
 	fi
-	out=$runs/$label-$kver$gcov
+	out=$runs/$label$tag-$kver$gcov
 	rm -rf "$out"
 	mkdir -p "$out/shared/host"
 	for t in "${gtests[@]}"; do

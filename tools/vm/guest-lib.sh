@@ -35,10 +35,13 @@ if [ -z "${VM_SLEEP_FD:-}" ] && mkfifo "/tmp/.vm-sleep.$$" 2>/dev/null; then
 	rm -f "/tmp/.vm-sleep.$$"
 fi
 sleep() {
+	local rc=0
 	if [ -n "${VM_SLEEP_FD:-}" ] && [ $# = 1 ] &&
 		[[ $1 =~ ^[0-9]*\.?[0-9]+$ ]]; then
-		read -rt "$1" -u "$VM_SLEEP_FD" _
-		return 0
+		# (status over 128: timed out, as meant; set -e scripts
+		# too must go on)
+		read -rt "$1" -u "$VM_SLEEP_FD" _ || rc=$?
+		[ "$rc" -gt 128 ] && return 0
 	fi
 	command sleep "$@"
 }
