@@ -1029,9 +1029,9 @@ int ipoib_cm_addr_cmp(const void *a, const void *b)
  * of ours first (see ipoib_cm_close_live). Left alone, they would idle
  * out; closed, they free their QPs now and the peer's side learns it
  * from the DREQ. True if a peer is still a suspect: sweep again later,
- * for IPOIB_NEIGH_GIVEUP at most from when it was first seen unnamed (its
- * record stands until an entry names it again, so that two busy peers
- * cannot keep the sweeps going between them).
+ * for IPOIB_NEIGH_GIVEUP at most from when it was first seen unnamed. The
+ * record stands while sweeps come each second, so that two busy peers
+ * cannot keep them going between them; a later sweep starts a new look.
  * Not on a port that is down: a MAD sent then breaks rxe's QP1, and
  * ipoib_cm_link_up() closes them when the port is back. Process context.
  */
@@ -1065,8 +1065,12 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
 			peer->unnamed_since = 0;
 			continue;
 		}
-		if (!peer->unnamed_since)
+		/* a record no sweep has kept up is stale: a new look */
+		if (!peer->unnamed_since ||
+		    time_after(now, peer->unnamed_seen +
+			       2 * IPOIB_NEIGH_RECHECK))
 			peer->unnamed_since = now | 1;
+		peer->unnamed_seen = now;
 		since = peer->unnamed_since;
 		if (!peer->busy &&
 		    !time_before(now, since + IPOIB_NEIGH_RECHECK))

@@ -82,6 +82,7 @@ struct ipoib_cm_peer {
 	unsigned long backoff;		/* cm.mutex */
 	/* cm.mutex, the neighbour sweep's (ipoib_cm_close_unnamed) */
 	unsigned long unnamed_since;	/* jiffies, 0: a neighbour names it */
+	unsigned long unnamed_seen;	/* the sweep's last look finding it so */
 	bool busy;			/* a live channel of it moved data */
 	bool moved;			/* unnamed and idle long enough */
 	bool sid_rfc;			/* cm.mutex: the service ID to try */

@@ -104,14 +104,14 @@ barrier pinged
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier listening-1
 if [ "$ROLE" = A ]; then
-	check "1: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 4 -f m
+	check "1: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 2 -f m
 	check "1: iperf3 UDP over IPv6 A -> B, 30000-octet datagrams" \
 		iperf3 -6 -u -c fd00:20::2 -p 5202 -l 30000 -b 20M -t 2 -f m
 	signal a-done
 else
 	iperf3 -s -D -1 -p 5202 >/dev/null 2>&1
 	wait_for A a-done 120
-	check "1: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+	check "1: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 2 -f m
 fi
 barrier iperf-1
 check "1: our sends left checksums to the peer" grew cm_tx_csum_pending "$tx0"
@@ -154,7 +154,7 @@ fi
 barrier listening-2
 if [ "$ROLE" = A ]; then
 	check "2: iperf3 TCP A -> a namespace behind B" \
-		iperf3 -c 10.30.0.2 -t 4 -f m
+		iperf3 -c 10.30.0.2 -t 2 -f m
 fi
 barrier iperf-2
 if [ "$ROLE" = B ]; then
@@ -216,12 +216,12 @@ if [ "$ROLE" = A ]; then
 	check "3: a new connection to B carries complete checksums" \
 		wait_until 30 reconnected
 	sed 's/^/#   /' "$dbg/${ifc}_cm"
-	check "3: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 4 -f m
+	check "3: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 2 -f m
 	check "3: A completed the checksums itself" grew tx_csum_sw "$sw0"
 	signal a-done-3
 else
 	wait_for A a-done-3 120
-	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 2 -f m
 	check "3: B received no checksum-pending packet" \
 		test "$(stat_of cm_rx_csum_pending)" = "$rx0"
 	check "3: B still leaves checksums to A, which takes them" \

@@ -62,11 +62,11 @@ round() {
 	iperf3 -s -D -1 >/dev/null 2>&1
 	barrier "$r-listening"
 	if [ "$ROLE" = A ]; then
-		check "$r: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 4 -f m
+		check "$r: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 2 -f m
 		signal "$r-a-done"
 	else
 		wait_for A "$r-a-done" 60
-		check "$r: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+		check "$r: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 2 -f m
 	fi
 	barrier "$r-iperf-done"
 	sed 's/^/#   /' "$dbg/${ifc}_cm"

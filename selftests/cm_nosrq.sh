@@ -109,11 +109,11 @@ barrier one-pinged
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier one-listening
 if [ "$ROLE" = A ]; then
-	check "1: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 4 -f m
+	check "1: iperf3 TCP A -> B" iperf3 -c 10.20.0.2 -t 2 -f m
 	signal one-a-done
 else
 	wait_for A one-a-done 60
-	check "1: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+	check "1: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 2 -f m
 fi
 barrier one-iperf-done
 sed 's/^/#   /' "$dbg/${ifc}_cm"
@@ -249,7 +249,7 @@ if [ "$ROLE" = B ]; then
 	check "3: B pings A with 30000 octets (fragmented to that MTU)" \
 		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
 	sw0=$(stat_of tx_csum_sw)
-	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 4 -f m
+	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 2 -f m
 	# connected mode offers checksum offload; UD on rxe cannot carry it
 	check "3: B completed its checksums for UD itself" \
 		test "$(stat_of tx_csum_sw)" -gt "$sw0"

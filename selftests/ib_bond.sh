@@ -25,7 +25,7 @@ GUESTS=1
 VM_SMP=1
 VM_TIMEOUT=300
 SOFTIB=1
-NEEDS="opensm saquery iperf3 nsenter"
+NEEDS="opensm saquery iperf3 nsenter ss python3"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ib_lib.sh"
 
@@ -251,9 +251,12 @@ wait_until 10 sink_bound
 rx0=$(cat "/sys/class/net/$a1/statistics/rx_bytes")
 rm -f /tmp/udp.stop
 # (until told: the sweep looks for 10 s at most after the event below)
-ip netns exec b python3 -c 'import socket, time, os; s = socket.socket(2, 2)
+timeout 30 ip netns exec b python3 -c 'import socket, time, os
+s = socket.socket(2, 2); s.settimeout(0.5)
 while not os.path.exists("/tmp/udp.stop"):
-	s.sendto(bytes(20000), ("10.40.0.1", 9999)); time.sleep(0.05)' &
+	try: s.sendto(bytes(20000), ("10.40.0.1", 9999))
+	except OSError: pass
+	time.sleep(0.05)' &
 udp=$!
 rx_over() {	# rx_over N: more than N octets received on our active port
 	[ "$(cat "/sys/class/net/$a1/statistics/rx_bytes")" -gt "$1" ]

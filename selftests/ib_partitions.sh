@@ -125,7 +125,8 @@ ip netns delete n2
 home() {
 	ip link show p1 && ip link show p2
 } >/dev/null 2>&1
-check "... the namespaces deleted, both children come home" wait_until 10 home
+check "... the namespaces deleted, both children come home" \
+	wait_until $((10 * VM_SLOW)) home
 ip link delete p1
 ip link delete p2
 

@@ -90,10 +90,11 @@ ctl_silence() {	# ctl_silence START END: the control's longest silence
 # is under a second (the ping sends every 50 ms; VM_SLOW s on a slower
 # kernel) beyond the loopback control's silence in that same stretch
 outage() {
-	local gap s e ctl
+	local gap s e ctl shown
 	read -r gap s e <<<"$(longest_gap "$2")"
 	ctl=$(ctl_silence "$s" "$e")
-	log "$1: the longest time without a reply $gap s (the loopback control's silence then: ${ctl:-no reply} s)"
+	shown=${ctl:+$ctl s}
+	log "$1: the longest time without a reply $gap s (the loopback control's silence then: ${shown:-none, no reply})"
 	check "$1: no reply missing for $VM_SLOW s beyond the guest's stalls" \
 		awk -v g="$gap" -v c="$ctl" -v s="$VM_SLOW" \
 		'BEGIN { exit !(c != "" && g - c + 0.05 < s) }'

@@ -35,7 +35,8 @@
 #                limits are IPOIB_DEBUG_SLOWDOWN (default 3) times the tests'
 #   IPOIB_MODPARAMS  ib_ipoib module parameters for ipoib_start
 #   IPOIB_VM_TAG  a suffix for this run's directories and build log, so
-#                that two batch.sh of one kernel can run at once (make check)
+#                that two batch.sh of one kernel can run at once once its
+#                modules are built (make check builds them first)
 #   IPOIB_GCOV=1 the module profiled (make GCOV=1; a debug kernel with
 #                CONFIG_GCOV_KERNEL): each guest leaves its counters in
 #                shared/gcov/ROLE of the run (make coverage)
