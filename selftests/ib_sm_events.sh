@@ -64,9 +64,6 @@ first_reply_after() {	# first_reply_after T: seconds from T to a reply
 	awk -v t="$1" -F'[][]' '/bytes from/ && $2 > t {
 		printf "%.2f\n", $2 - t; exit }' /tmp/ping.log
 }
-replied_after() {
-	test -n "$(first_reply_after "$1")"
-}
 longest_gap() {	# longest_gap FROM: "GAP START END", the longest time
 	# without a reply since FROM (to now, if none came after)
 	awk -v t="$1" -v now="$(date +%s.%N)" -F'[][]' 'BEGIN { last = t }
@@ -162,7 +159,7 @@ check "... the broadcast group moved from MLID $mlid: ours is the SA's" \
 log "broadcast group: MLID $mlid, now $(bc_mlid "$if0") (SA: $(bc_mlid SA))"
 # (a reply after the event is known done: not one from before it)
 t1=$(date +%s.%N)
-check "... traffic" wait_until 10 replied_after "$t1"
+check "... traffic" wait_until 10 reply_after /tmp/ping.log "$t1"
 outage "opensm restart" "$t0"
 check "... carrier stayed on: groups joined again behind the old ones" \
 	test "$(carrier_changes)" = "$cc"
@@ -201,7 +198,7 @@ path1() {	# softib1's interface's path to softib0
 check "... softib1's driver resolved its path to softib0 again: DLID 0x0020" \
 	wait_until 10 eval "path1 | grep -q 'complete: yes DLID: 0x0020 '"
 t1=$(date +%s.%N)
-check "... datagram traffic" wait_until 20 replied_after "$t1"
+check "... datagram traffic" wait_until 20 reply_after /tmp/ping.log "$t1"
 log "LID change: first datagram reply $(first_reply_after "$t0") s after the new LID"
 check "... connected mode carries 20000 bytes again" \
 	wait_until 30 ping -c 1 -W 2 -s 20000 10.30.0.2
@@ -227,7 +224,7 @@ check "... the new SA has both ports in the broadcast group" \
 	wait_until 20 both_members
 # (a reply after the event is known done: not one from before it)
 t1=$(date +%s.%N)
-check "... traffic" wait_until 10 replied_after "$t1"
+check "... traffic" wait_until 10 reply_after /tmp/ping.log "$t1"
 outage handover "$t0"
 rearp handover
 t0=$(date +%s.%N)
@@ -239,7 +236,7 @@ check "... the SA has both ports in the broadcast group" \
 	wait_until 20 both_members
 # (a reply after the event is known done: not one from before it)
 t1=$(date +%s.%N)
-check "... traffic" wait_until 10 replied_after "$t1"
+check "... traffic" wait_until 10 reply_after /tmp/ping.log "$t1"
 outage failover "$t0"
 rearp failover
 check "... carrier stayed on through handover and failover" \
