@@ -250,6 +250,7 @@ static void ipoib_datapath_down(struct ipoib_dev *priv)
 	 * NAPI polls that saw DATAPATH set and may have woken the queue,
 	 * which the second disable stops again.
 	 */
+	ipoib_test_teardown();
 	netif_tx_disable(priv->dev);
 	/* a batch the stack left unfinished: post it, to be flushed */
 	netif_tx_lock_bh(priv->dev);

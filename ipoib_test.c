@@ -22,6 +22,8 @@
 /* 1: the next transmit holds; 2: it holds now, on hold_cpu */
 static atomic_t ipoib_test_hold = ATOMIC_INIT(0);
 static int ipoib_test_hold_cpu;
+/* teardowns that began while a transmit held: the race was on */
+static atomic_t ipoib_test_overlaps = ATOMIC_INIT(0);
 
 unsigned int ipoib_test_xmit_hold_ms;
 module_param_named(test_xmit_hold_ms, ipoib_test_xmit_hold_ms, uint, 0644);
@@ -41,6 +43,23 @@ void ipoib_test_xmit_delay(void)
 	mdelay(READ_ONCE(ipoib_test_xmit_hold_ms));
 	atomic_set(&ipoib_test_hold, 0);
 }
+
+void ipoib_test_teardown(void)
+{
+	if (atomic_read(&ipoib_test_hold) == 2)
+		atomic_inc(&ipoib_test_overlaps);
+}
+
+static int ipoib_test_overlaps_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ipoib_test_overlaps));
+}
+
+static const struct kernel_param_ops ipoib_test_overlaps_ops = {
+	.get = ipoib_test_overlaps_get,
+};
+module_param_cb(test_xmit_overlaps, &ipoib_test_overlaps_ops, NULL, 0444);
+MODULE_PARM_DESC(test_xmit_overlaps, "Test builds: datapath teardowns that began while a held transmit was between its look at the QP and its post");
 
 /*
  * Arm the hold and wait (1 s at most) for a transmit to take it, then

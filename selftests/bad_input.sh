@@ -135,7 +135,7 @@ if [ "$ROLE" = A ]; then
 	ping_until_answered() {
 		local i
 		for i in $(seq 30); do
-			ping -c 1 -W 2 10.20.0.2 && return 0
+			pings 1 -W 2 10.20.0.2 && return 0
 		done
 		return 1
 	}
@@ -278,7 +278,7 @@ for r in $ROLES; do
 	[ "$r" = "$ROLE" ] && continue
 	ridx=$(($(printf '%d' "'$r") - 64))
 	check "ping IPv4 $r after the bad input" \
-		ping -c 3 -i 0.2 -W 5 "10.20.0.$ridx"
+		pings 3 -i 0.2 -W 5 "10.20.0.$ridx"
 done
 barrier pinged
 check "ib_ipoib unloads" modprobe -r ib_ipoib

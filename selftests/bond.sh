@@ -25,7 +25,7 @@ g=ff12:401b:ffff::f01:101	# 239.1.1.1's MGID (RFC 4391 s4)
 
 # max_bonds=0: no bond0 of the module's own
 if ! modprobe bonding max_bonds=0 2>/dev/null; then
-	log "no bonding module in $(uname -r): nothing to test"
+	skip "active-backup bonds over soft-RoCE" "no bonding module in $(uname -r)"
 	finish
 fi
 # eth1 on eth0's segment: no ARP answers for eth0's address from it
@@ -66,7 +66,7 @@ bond() {
 	ip addr add "10.50.0.$idx/24" dev bond0 && ip link set bond0 up &&
 		wait_until 20 grep -qx 1 /sys/class/net/bond0/carrier &&
 		wait_until 10 active_is "$i0" &&
-		wait_until 30 ping -c 1 -W 1 "10.50.0.$peer" >/dev/null
+		wait_until 30 pings 1 -W 1 "10.50.0.$peer" >/dev/null
 }
 replied_after() {	# replied_after T: a reply in /tmp/bond.ping after T
 	reply_after /tmp/bond.ping "$1"
@@ -104,7 +104,7 @@ phase() {
 	if [ "$ROLE" = A ]; then
 		[ "$mode" = datagram ] ||
 			check "connected: 20000-octet ping over RC" \
-				ping -c 2 -W 5 -s 20000 10.50.0.2
+				pings 2 -W 5 -s 20000 10.50.0.2
 		ping -D -n -i 0.02 10.50.0.2 >/tmp/bond.ping 2>&1 &
 		ping_pid=$!
 		wait_until 10 replied_after 0
@@ -141,7 +141,7 @@ phase() {
 			check "connected: ... the port made backup closes its connections at once" \
 				wait_until 3 no_live "$dbg/${i1}_cm"
 		check "$mode: ... and traffic goes on" \
-			wait_until 10 ping -c 1 -W 1 10.50.0.2
+			wait_until 10 pings 1 -W 1 10.50.0.2
 	else
 		check "$mode: B's neighbour entry takes A's new address at once" \
 			wait_until 30 eval "[ \"\$(neigh_of_a)\" = '${a_new:3}' ]"

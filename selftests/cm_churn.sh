@@ -35,14 +35,14 @@ drained() {	# no connection left, and the verbs objects of before
 }
 
 churn() {	# churn NAME ROUNDS
-	local name=$1 rounds=$2 before pinger i n
+	local name=$1 rounds=$2 before pinger i n done=0 t
 	echo connected >"$sys/mode"
 	ip addr replace "10.20.0.$idx/24" dev "$ifc"
 	check "$name: carrier" wait_until 15 carrier
 	before=$(verbs)
 	log "$name: verbs objects before: $before"
 	barrier "$name-ready"
-	ping -q -i 0.02 -s 8000 "10.20.0.$peer" >/tmp/ping.log 2>&1 &
+	ping -D -n -i 0.02 -s 8000 "10.20.0.$peer" >/tmp/ping.log 2>&1 &
 	pinger=$!
 	check "$name: a connection" wait_until 20 live
 	barrier "$name-live"
@@ -56,9 +56,10 @@ churn() {	# churn NAME ROUNDS
 			echo datagram >"$sys/mode"
 			echo connected >"$sys/mode"
 			wait_until 10 live || break
+			done=$((done + 1))
 		done
-		check "$name: $rounds rounds of down/up, flush and mode switch" \
-			test "$i" = "$rounds"
+		check "$name: $rounds rounds of down/up, flush and mode switch, each live again" \
+			test "$done" = "$rounds"
 		check "... live again after the last" live
 		signal "$name-done"
 	else
@@ -71,21 +72,24 @@ churn() {	# churn NAME ROUNDS
 		done
 		log "$name: $n neighbour flushes on B meanwhile"
 	fi
-	check "$name: the pings still going" kill -0 "$pinger"
+	barrier "$name-churned"
+	t=$EPOCHREALTIME
+	check "$name: the pings are answered again after the churn" \
+		wait_until 10 reply_after /tmp/ping.log "$t"
 	kill -INT "$pinger"
 	wait "$pinger"
 	log "$name: $(tail -2 /tmp/ping.log | head -1)"
 	barrier "$name-stopped"
 	ip link set "$ifc" down
 	ip link set "$ifc" up
-	check "$name: down/up closes every connection" wait_until 20 carrier
+	check "$name: carrier after a last down/up" wait_until 20 carrier
 	sed 's/^/#   /' "$dbg/${ifc}_cm"
-	check "$name: every QP destroyed: verbs objects as before" \
+	check "$name: it closed every connection and destroyed its QP: none in debugfs, verbs objects as before" \
 		wait_until 10 drained "$before"
 	log "$name: verbs objects after: $(verbs)"
 	barrier "$name-drained"
 	check "$name: a connection again" \
-		ping -c 2 -W 5 -s 8000 "10.20.0.$peer"
+		pings 2 -W 5 -s 8000 "10.20.0.$peer"
 	barrier "$name-checked"
 }
 

@@ -63,7 +63,7 @@ csum_errors() {
 # complete checksums (B's down/up closed the old one; until A hears of
 # that, a send over it fails and ends it)
 reconnected() {
-	ping -c 1 -W 2 -s 30000 10.20.0.2 >/dev/null &&
+	pings 1 -W 2 -s 30000 10.20.0.2 >/dev/null &&
 		grep -q ' live .* TX-CSUM: complete$' "$dbg/${ifc}_cm"
 }
 
@@ -91,7 +91,7 @@ barrier configured
 
 # --- 1: both take checksum-pending packets ---------------------------
 check "ping with 30000-octet payloads" \
-	ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+	pings 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
 check "the connection leaves checksums to the peer (debugfs)" \
 	wait_until 5 grep -q ' live .* TX-CSUM: pending$' "$dbg/${ifc}_cm"
 sed 's/^/#   /' "$dbg/${ifc}_cm"

@@ -51,12 +51,12 @@ round() {
 	local first=$1 r=$2
 	if [ "$ROLE" = "$first" ]; then
 		check "$r: $ROLE pings first (30000 octets)" \
-			ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+			pings 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
 		signal "$r-first"
 	else
 		wait_for "$first" "$r-first" 60
 		check "$r: $ROLE pings back (30000 octets)" \
-			ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+			pings 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
 	fi
 	barrier "$r-pinged"
 	iperf3 -s -D -1 >/dev/null 2>&1

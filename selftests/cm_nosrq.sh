@@ -77,9 +77,9 @@ forward_df_clear() {
 	sysctl -qw net.ipv4.ip_forward=1 net.ipv4.ip_forward_use_pmtu=1
 	# B's neighbour entry and path first, with a packet that fits: the
 	# first big one must meet a resolved path, or the next would too
-	ping -c 1 -W 5 10.20.0.11 >/dev/null
+	pings 1 -W 5 10.20.0.11 >/dev/null
 	big0=$(stat_of tx_too_big)
-	ip netns exec src ping -c 4 -i 0.3 -W 5 -M dont -s 6000 10.20.0.11 \
+	pings --ns src 4 -i 0.3 -W 5 -M dont -s 6000 10.20.0.11 \
 		>/tmp/fwd.log 2>&1
 	sed 's/^/#   /' /tmp/fwd.log
 	ip route get 10.20.0.11 | sed 's/^/#   /'
@@ -98,12 +98,12 @@ configure connected
 barrier one-configured
 if [ "$ROLE" = A ]; then
 	check "1: A pings B (30000 octets)" \
-		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.2
+		pings 3 -i 0.3 -W 5 -s 30000 10.20.0.2
 	signal one-a-pinged
 else
 	wait_for A one-a-pinged 60
 	check "1: B pings A back (30000 octets)" \
-		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+		pings 3 -i 0.3 -W 5 -s 30000 10.20.0.1
 fi
 barrier one-pinged
 iperf3 -s -D -1 >/dev/null 2>&1
@@ -159,7 +159,7 @@ configure connected
 barrier two-configured
 if [ "$ROLE" = A ]; then
 	check "2: A pings B (30000 octets) over A's connection" \
-		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.2
+		pings 3 -i 0.3 -W 5 -s 30000 10.20.0.2
 	signal two-a-pinged
 	wait_for B two-b-pinged 90
 	check "2: A refused B's connection and said why" \
@@ -172,8 +172,8 @@ else
 	# B's own connection to A is refused: its first big echo request
 	# gets "too big" at UD's MTU, and the next ones go fragmented
 	check "2: B pings A (30000 octets) although A refuses B's connection" \
-		ping -c 4 -i 0.5 -W 5 -s 30000 10.20.0.1
-	check "2: B pings A (1000 octets)" ping -c 2 -W 5 -s 1000 10.20.0.1
+		pings 4 -i 0.5 -W 5 -s 30000 10.20.0.1
+	check "2: B pings A (1000 octets)" pings 2 -W 5 -s 1000 10.20.0.1
 	check "2: B's attempts failed" \
 		sh -c "ethtool -S $ifc | grep -Eq 'cm_failures: [1-9]'"
 	check "2: B has no connection of its own live to A" \
@@ -197,11 +197,11 @@ configure "$([ "$ROLE" = A ] && echo datagram || echo connected)"
 barrier mixed-configured
 if [ "$ROLE" = B ]; then
 	check "2b: B (connected) pings A (datagram) with 30000 octets" \
-		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+		pings 3 -i 0.3 -W 5 -s 30000 10.20.0.1
 	check "2b: ... over a connection A accepted" \
 		grep -q ' active live MTU: 65520' "$dbg/${ifc}_cm"
 	check "2b: a 5000-octet ping that must not fragment goes through" \
-		ping -c 1 -W 5 -M "do" -s 5000 10.20.0.1
+		pings 1 -W 5 -M "do" -s 5000 10.20.0.1
 	signal mixed-pinged
 else
 	wait_for B mixed-pinged 90
@@ -210,7 +210,7 @@ else
 	check "2b: A's MTU stays the UD MTU" \
 		test "$(cat "/sys/class/net/$ifc/mtu")" = 4092
 	check "2b: A pings B (3000 octets, over UD)" \
-		ping -c 2 -W 5 -s 3000 10.20.0.2
+		pings 2 -W 5 -s 3000 10.20.0.2
 fi
 barrier mixed-checked
 check "2b: ib_ipoib unloads" modprobe -r ib_ipoib
@@ -240,14 +240,14 @@ iperf3 -s -D -1 >/dev/null 2>&1
 barrier three-listening
 if [ "$ROLE" = B ]; then
 	conns0=$(stat_of cm_connections)
-	check "3: B pings A (1000 octets)" ping -c 2 -W 5 -s 1000 10.20.0.1
+	check "3: B pings A (1000 octets)" pings 2 -W 5 -s 1000 10.20.0.1
 	check_fail "3: a 5000-octet ping that must not fragment fails" \
-		ping -c 1 -W 5 -M "do" -s 5000 10.20.0.1
+		pings 1 -W 5 -M "do" -s 5000 10.20.0.1
 	ip route get 10.20.0.1 | sed 's/^/#   /'
 	check "3: ... and B learnt A's path MTU, the UD MTU" \
 		sh -c "ip route get 10.20.0.1 | grep -q 'mtu 4092'"
 	check "3: B pings A with 30000 octets (fragmented to that MTU)" \
-		ping -c 3 -i 0.3 -W 5 -s 30000 10.20.0.1
+		pings 3 -i 0.3 -W 5 -s 30000 10.20.0.1
 	sw0=$(stat_of tx_csum_sw)
 	check "3: iperf3 TCP B -> A" iperf3 -c 10.20.0.1 -t 2 -f m
 	# connected mode offers checksum offload; UD on rxe cannot carry it

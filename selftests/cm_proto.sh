@@ -40,7 +40,7 @@ if [ "$ROLE" = A ]; then
 	tpid=$!
 	wait_until 10 grep -q 'listening on' /tmp/cm.err
 	check "ping B with 20000 octets (connects)" \
-		ping -c 2 -W 5 -s 20000 10.20.0.2
+		pings 2 -W 5 -s 20000 10.20.0.2
 	sleep 1
 	kill -INT "$tpid"
 	wait "$tpid"
@@ -108,7 +108,7 @@ barrier injected-done
 # stays on it: anyone on the partition can claim any GID and QPN.
 if [ "$ROLE" = A ]; then
 	check "forged: A pings B with 20000 octets (a live connection)" \
-		ping -c 2 -W 5 -s 20000 10.20.0.2
+		pings 2 -W 5 -s 20000 10.20.0.2
 	conns0=$(stat_of cm_connections) fail0=$(stat_of cm_failures)
 	"$inject" -l 0x7778 -u "0x$qpn" -n 1 -w 5000 -e 1 -t -R "0x$bq" valid \
 		"$bgid" >/tmp/forge.out 2>&1
@@ -130,7 +130,7 @@ else
 		wait_until 10 eval '[ "$(grep -c "QPN: 0x$aq .* live " "$dbg/${ifc}_cm")" = 2 ]'
 	conns0=$(stat_of cm_connections)
 	check "forged: B's pings to A (20000 octets) still go over the real one" \
-		ping -c 2 -W 5 -s 20000 10.20.0.1
+		pings 2 -W 5 -s 20000 10.20.0.1
 	check "... with no new connection" test "$(stat_of cm_connections)" = "$conns0"
 	signal forged-checked
 fi
@@ -151,7 +151,7 @@ cross_round() {	# cross_round N
 	barrier "cross-ready-$n" || return 1
 	[ "$ROLE" = A ] && : >"$go"
 	until [ -e "$go" ]; do :; done
-	ping -c 1 -W 5 -s 20000 "10.20.0.$peer" >/dev/null
+	pings 1 -W 5 -s 20000 "10.20.0.$peer" >/dev/null
 	barrier "cross-sent-$n" || return 1
 }
 cat "/sys/class/net/$ifc/address" >"$SHARED/addr.$ROLE"

@@ -64,9 +64,9 @@ else:
 
 if [ "$ROLE" = A ]; then
 	check "A reaches B's ib0 over a connection" \
-		ping -c 2 -W 5 -s 20000 10.20.0.2
+		pings 2 -W 5 -s 20000 10.20.0.2
 	check "A reaches B's child over a connection" \
-		ping -c 2 -W 5 -s 20000 10.21.0.2
+		pings 2 -W 5 -s 20000 10.21.0.2
 	check "... two peers, two connections" \
 		test "$(grep -c ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm")" = 2
 	signal connected

@@ -34,9 +34,9 @@ cm_live() {
 	grep -q 'live' "$dbg/${ifc}_cm"
 }
 check "ping with 30000-octet payloads" \
-	ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+	pings 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
 check "IPv6 ping with 30000-octet payloads" \
-	ping -6 -c 3 -i 0.3 -W 5 -s 30000 "fd00:20::$peer"
+	pings 3 -6 -i 0.3 -W 5 -s 30000 "fd00:20::$peer"
 check "a live connection in debugfs" wait_until 5 cm_live
 sed 's/^/#   /' "$dbg/${ifc}_cm"
 check "an RC QP of ours in rdma resource" \
@@ -57,7 +57,7 @@ if [ "$ROLE" = A ]; then
 	big0=$(stat_of tx_too_big)
 	own=$(ip -6 -o addr show dev "$ifc" scope link | awk '{ print $4 }' |
 		cut -d/ -f1)
-	ping -6 -c 2 -i 0.3 -W 2 -s 6000 "ff02::1%$ifc" >/tmp/mping.log 2>&1
+	pings 2 -6 -i 0.3 -W 2 -s 6000 "ff02::1%$ifc" >/tmp/mping.log 2>&1
 	sed 's/^/#   /' /tmp/mping.log
 	check "6000-octet pings to ff02::1 counted as too big (tx_too_big)" \
 		test "$(stat_of tx_too_big)" -gt "$big0"
@@ -65,7 +65,7 @@ if [ "$ROLE" = A ]; then
 		sh -c "! grep 'bytes from fe80::' /tmp/mping.log | grep -qv 'from $own%'"
 	check "a route MTU of 4092 for ff02::1" ip -6 route add multicast \
 		ff02::1/128 dev "$ifc" table local mtu 4092
-	ping -6 -M want -c 4 -i 0.3 -W 3 -s 6000 "ff02::1%$ifc" \
+	pings 4 -6 -M want -i 0.3 -W 3 -s 6000 "ff02::1%$ifc" \
 		>/tmp/mping.log 2>&1
 	sed 's/^/#   /' /tmp/mping.log
 	check "... then they reach the peer, in fragments" \
@@ -127,7 +127,7 @@ if [ "$ROLE" = A ]; then
 		# big" (that would lower the route's MTU, and DF pings fail)
 		check "underlay flap $flap: 30000-octet pings with DF go over a connection within 5 s" \
 			wait_until $((5 * VM_SLOW)) \
-			ping -c 1 -W 1 -M "do" -s 30000 10.20.0.2
+			pings 1 -W 1 -M "do" -s 30000 10.20.0.2
 		check "underlay flap $flap: ... over a connection made after the flap" \
 			test "$(stat_of cm_connections)" -gt "$conns"
 		if [ "$CHECK_RC" != 0 ]; then
@@ -179,7 +179,7 @@ check "the address advertises RC and UC (flags 0xc0)" \
 	test "$(cut -d: -f1 "/sys/class/net/$ifc/address")" = c0
 barrier uc-configured
 check "UC: ping with 30000-octet payloads" \
-	ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+	pings 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
 check "UC: the connection is UC" grep -q ' UC .*live' "$dbg/${ifc}_cm"
 check "UC: a UC QP of ours in rdma resource" \
 	sh -c "rdma resource show qp | grep 'type UC' | grep -q ib_ipoib"

@@ -47,18 +47,19 @@ barrier configured
 for r in $ROLES; do
 	[ "$r" = "$ROLE" ] && continue
 	ridx=$(($(printf '%d' "'$r") - 64))
-	check "ping IPv4 $r" ping -c 3 -i 0.2 -W 5 "10.20.0.$ridx"
+	check "ping IPv4 $r" pings 3 -i 0.2 -W 5 "10.20.0.$ridx"
 	check "ARP entry of $r holds its 20-octet address" \
 		sh -c "ip neigh show 10.20.0.$ridx dev $ifc | grep -q \"lladdr \$(cat $SHARED/addr.$r)\""
-	check "ping IPv6 global $r" ping -6 -c 3 -i 0.2 -W 5 "fd00:20::$ridx"
+	check "ping IPv6 global $r" pings 3 -6 -i 0.2 -W 5 "fd00:20::$ridx"
 	peer_ll=$(cat "$SHARED/ll.$r")
 	check "ping IPv6 link-local $r ($peer_ll)" \
-		ping -6 -c 3 -i 0.2 -W 5 "${peer_ll:-fe80::1}%$ifc"
+		pings 3 -6 -i 0.2 -W 5 "${peer_ll:-fe80::1}%$ifc"
 	check "ND entry of $r holds its 20-octet address" \
 		sh -c "ip -6 neigh show fd00:20::$ridx dev $ifc | grep -q \"lladdr \$(cat $SHARED/addr.$r)\""
 done
-check "ping -6 ff02::1 is answered by the peer" \
-	sh -c "ping -6 -c 3 -i 0.3 -W 3 ff02::1%$ifc | grep -q 'DUP!\|bytes from fe80::5254:ff:fe12:34'"
+# our own reply to ff02::1 comes back too: count only the peer's
+check "ping -6 ff02::1: the peer answers all 3" \
+	pings --from "${peer_ll:-none}" 3 -6 -i 0.3 -W 3 "ff02::1%$ifc"
 barrier pinged
 
 # Bulk traffic both ways; the wire seen from the underlay and from ibN.
@@ -71,7 +72,7 @@ if [ "$ROLE" = A ]; then
 	tcpdump -ni eth0 -c 20 -w /tmp/eth0.pcap udp port 4791 2>/tmp/eth0.err &
 	wait_until 10 grep -q 'listening on' /tmp/ib.err
 	wait_until 10 grep -q 'listening on' /tmp/eth0.err
-	ping -c 5 -i 0.2 "10.20.0.$peer" >/dev/null
+	pings --need 0 5 -i 0.2 "10.20.0.$peer" >/dev/null	# for tcpdump
 	check "iperf3 TCP to B" iperf3 -c "10.20.0.$peer" -t 3
 	wait
 	check "tcpdump on $ifc shows the ICMP traffic" \
@@ -138,9 +139,16 @@ check "roce_qkey=0x1234: carrier, and the QP takes the group's Q_Key" \
 	qkey_link 0x1234
 barrier qkey-same
 check "ping over Q_Key 0x1234 on both sides" \
-	ping -c 3 -i 0.2 -W 5 "10.20.0.$peer"
+	pings 3 -i 0.2 -W 5 "10.20.0.$peer"
 barrier qkey-pinged
 modprobe -r ib_ipoib
+# rxe counts each datagram it drops for its DETH Q_Key (RFC 4391 s9.1.2)
+qkey_viol() {
+	local v
+	v=$(ibv_devinfo -v -d rxe0 | sed -n 's/.*qkey_viol_cntr:[[:space:]]*//p')
+	echo $((v))
+}
+qv0=$(qkey_viol)
 if [ "$ROLE" = A ]; then
 	check "roce_qkey=0x80001234 (controlled)" qkey_link 0x80001234
 else
@@ -148,7 +156,9 @@ else
 fi
 barrier qkey-other
 check_fail "a peer with another Q_Key is not heard" \
-	ping -c 2 -i 0.2 -W 2 "10.20.0.$peer"
+	pings 2 -i 0.2 -W 2 "10.20.0.$peer"
+check "... its datagrams dropped for their Q_Key (rxe0's qkey_viol_cntr)" \
+	test "$(qkey_viol)" -gt "$qv0"
 barrier qkey-done
 check "ib_ipoib unloads" modprobe -r ib_ipoib
 finish

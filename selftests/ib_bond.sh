@@ -54,7 +54,8 @@ check "one opensm per fabric sweeps all four ports to ACTIVE" \
 # so too, but not every system has it)
 if ! modprobe bonding max_bonds=0 2>/dev/null; then
 	# the debug kernel is built without it
-	log "no bonding module in $(uname -r): nothing to test"
+	skip "active-backup bonds over the InfiniBand fabrics" \
+		"no bonding module in $(uname -r)"
 	opensm_stop "$osm_a"
 	opensm_stop "$osm_b"
 	softib_unload
@@ -117,7 +118,7 @@ bonds() {
 		ip -n b addr add fd00:40::2/64 dev bond1 nodad &&
 		ip -n b link set bond1 up &&
 		wait_until 30 carrier4 &&
-		wait_until 30 ping -c 1 -W 1 10.40.0.2 >/dev/null
+		wait_until 30 pings 1 -W 1 10.40.0.2 >/dev/null
 }
 active_of() {	# active_of BOND [NETNS]: its active slave
 	ip ${2:+-n "$2"} -d link show "$1" |
@@ -144,7 +145,7 @@ replied_after() {	# replied_after T: a reply in /tmp/bond.ping after T
 pull() {
 	local t
 	check "$1: b has a neighbour entry for us over IPv6 too" \
-		ping -6 -c 1 -W 5 fd00:40::2
+		pings 1 -6 -W 5 fd00:40::2
 	ping -D -n -i 0.02 10.40.0.2 >/tmp/bond.ping 2>&1 &
 	ping_pid=$!
 	wait_until 10 replied_after 0
@@ -155,7 +156,7 @@ pull() {
 	check "$1: ... the peer's ARP entry names our new port at once" \
 		wait_until 2 b_neigh_is 10.40.0.1 "$addr_a1"
 	# b's bond changed its address too, which flushed its ND entries
-	check "$1: ... IPv6 across too" ping -6 -c 1 -W 5 fd00:40::2
+	check "$1: ... IPv6 across too" pings 1 -6 -W 5 fd00:40::2
 	check "$1: ... b's ND entry names our new port" \
 		b_neigh_is fd00:40::1 "$addr_a1"
 	check "$1: ... traffic goes on" wait_until 10 replied_after "$t"
@@ -213,7 +214,7 @@ replug
 # --- connected mode -----------------------------------------------------
 check "connected: bonds over both ports, ping across" bonds connected
 check "connected: 20000-octet ping through an RC connection" \
-	ping -c 2 -W 5 -s 20000 10.40.0.2
+	pings 2 -W 5 -s 20000 10.40.0.2
 check "... live on softib0's port" grep -q ' live ' "$dbg/${a0}_cm"
 ip netns exec b iperf3 -s -D -1 >/dev/null 2>&1
 sleep 0.5
@@ -280,7 +281,7 @@ check "... and once idle, the sweep closes it (cm_peer_moved)" \
 	wait_until 5 a_moved
 ip neigh del 10.40.0.99 dev bond0
 check "... and a new one when we send again" \
-	ping -c 2 -W 5 -s 20000 10.40.0.2
+	pings 2 -W 5 -s 20000 10.40.0.2
 
 # b's entry moves to another address: its connection to ours closes now
 moved0=$(peer_moved "$b1" inb)
@@ -300,7 +301,7 @@ for n in 10.40.0.1 fd00:40::1; do
 	ip -n b neigh replace "$n" lladdr "$addr_a1" dev bond1 nud reachable
 done
 check "... and back: a new connection" \
-	ping -c 2 -W 5 -s 20000 10.40.0.2
+	pings 2 -W 5 -s 20000 10.40.0.2
 
 # the cable back: both bonds fail back to their primary, and the ports
 # made backup close their connections at once
@@ -311,7 +312,7 @@ cm_b1=$(echo "$dbg/${b1}"@ns*_cm)	# in namespace b
 check "... the ports made backup close their connections at once" \
 	wait_until 2 eval "no_live $dbg/${a1}_cm && no_live $cm_b1"
 check "... traffic over softib0's fabric again" \
-	wait_until 10 ping -c 1 -W 2 -s 20000 10.40.0.2
+	wait_until 10 pings 1 -W 2 -s 20000 10.40.0.2
 check "... live on softib0's port" grep -q ' live ' "$dbg/${a0}_cm"
 
 unbond

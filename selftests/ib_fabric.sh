@@ -92,9 +92,9 @@ ip addr add 10.30.0.1/24 dev "$if0"
 ip -n b addr add 10.30.0.2/24 dev "$if1"
 ip -n b link set "$if1" up
 check "datagram: ping from softib0's interface to softib1's" \
-	ping -c 3 -i 0.3 -W 5 10.30.0.2
+	pings 3 -i 0.3 -W 5 10.30.0.2
 check "datagram: ping6 over the link-local addresses" \
-	ping -6 -c 3 -i 0.3 -W 5 \
+	pings 3 -6 -i 0.3 -W 5 \
 	"$(ip -n b -6 addr show dev "$if1" scope link | awk '/inet6/ { sub("/.*", "", $2); print $2 }')%$if0"
 sed 's/^/# softib0: /' /sys/kernel/debug/softib/softib0
 
@@ -124,8 +124,10 @@ check "datagram: iperf3 TCP" throughput datagram
 echo connected >"/sys/class/net/$if0/mode"
 ip netns exec b sh -c "echo connected >/sys/class/net/$if1/mode"
 check "connected: both interfaces in connected mode, MTU 65520" \
-	test "$(cat "/sys/class/net/$if0/mtu")" = 65520
-check "connected: ping with 20000 bytes" ping -c 3 -i 0.3 -W 5 -s 20000 10.30.0.2
+	test "$(cat "/sys/class/net/$if0/mode") $(cat "/sys/class/net/$if0/mtu")" = \
+		"connected 65520" -a "$(ip netns exec b cat "/sys/class/net/$if1/mode" \
+		"/sys/class/net/$if1/mtu" | tr '\n' ' ')" = "connected 65520 "
+check "connected: ping with 20000 bytes" pings 3 -i 0.3 -W 5 -s 20000 10.30.0.2
 check "... over an RC connection (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${if0}_cm"
 check "connected: iperf3 TCP" throughput connected
@@ -154,7 +156,7 @@ no_connections() {
 check "... down and up: no connection left, carrier back" \
 	wait_until 20 no_connections
 echo 1 >/sys/kernel/debug/softib/softib0_lose_cm_rtu
-ping -c 1 -W 5 -s 20000 10.30.0.2 >/dev/null &
+pings 1 -W 5 -s 20000 10.30.0.2 >/dev/null &
 rtu_ping=$!
 passive() {	# passive STATE: softib1 has a passive connection in it
 	cm1 | grep -q "^GID: $gid0 .* passive $1"
@@ -178,7 +180,7 @@ wait "$rtu_ping"
 echo 0 >/sys/kernel/debug/softib/softib0_lose_cm_rtu
 check "... softib0 lost one RTU" test "$(softib_count softib0 lost_cm_rtu)" = 1
 check "... and the connection carries traffic" \
-	ping -c 2 -i 0.3 -W 5 -s 20000 10.30.0.2
+	pings 2 -i 0.3 -W 5 -s 20000 10.30.0.2
 
 # Bad SMPs from userspace (umad): answered with an error status and
 # counted, the ports stay ACTIVE and traffic goes on
@@ -196,7 +198,7 @@ check "bad SMPs: softib1's SMA counted 3 (P_Key block, GUID block, ARMED)" \
 check "bad SMPs: softib0's SMA counted the remote one (VLArb part)" \
 	test "$(($(bad_mads softib0) - bad0))" = 1
 check "... both ports still ACTIVE" both_active
-check "... and traffic goes on" ping -c 2 -i 0.3 -W 5 -s 20000 10.30.0.2
+check "... and traffic goes on" pings 2 -i 0.3 -W 5 -s 20000 10.30.0.2
 
 ip link set "$if0" down
 ip netns exec b pkill iperf3

@@ -48,7 +48,7 @@ ifs_split() {
 	ip -n b addr add 10.30.0.2/24 dev "$if1"
 	ip link set "$if0" up
 	ip -n b link set "$if1" up
-	check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+	check "... ping across" wait_until 20 pings 1 -W 1 10.30.0.2
 }
 softib_count() {	# softib_count DEV COUNTER: from its debugfs file
 	awk -v n="$2" '$1 == n { print $2 }' "/sys/kernel/debug/softib/$1"

@@ -338,13 +338,13 @@ path_failures() {
 		$(stat_b c1 path_failures)))
 }
 pf0=$(path_failures)
-check "no SA: the children's path query fails" \
-	sh -c "! ping -c 1 -W 4 10.31.0.2"
+check_fail "no SA: the children's path query fails" \
+	pings 1 -W 4 10.31.0.2
 check "... counted in path_failures" \
 	test "$(path_failures)" -gt "$pf0"
 dmesg | grep -E "$g7|8123" | tail -5 | sed 's/^/# /'
 check "... the parents still talk over their paths" \
-	ping -c 2 -i 0.3 -W 2 10.30.0.2
+	pings 2 -i 0.3 -W 2 10.30.0.2
 check "... and backs off: 1, 2, 4, 8 s" \
 	wait_until 30 eval 'failed_join 2 && failed_join 4 && failed_join 8'
 rereg0=$(softib_count softib1 event_client_rereg)
@@ -360,7 +360,7 @@ check "... the failed join succeeds" \
 	wait_until 20 grep -q "GID: $g7 .*complete: yes" "$mcg1"
 t_join=$(echo "$(date +%s.%N) - $t0" | bc)
 check "... the children's path resolves: ping" \
-	wait_until 20 ping -c 1 -W 1 10.31.0.2
+	wait_until 20 pings 1 -W 1 10.31.0.2
 t_path=$(echo "$(date +%s.%N) - $t0" | bc)
 log "from opensm's start: join again in $t_join s, path in $t_path s"
 # the join's backoff had reached 8 s: a join in under 8 s did not wait

@@ -93,14 +93,14 @@ qkey_drops() {	# softib1's packets dropped for a wrong Q_Key
 }
 drops=$(qkey_drops)
 check "datagram: ping over partition 0x0123 (Q_Key 0x12345678)" \
-	ping -c 3 -i 0.3 -W 5 10.31.0.2
+	pings 3 -i 0.3 -W 5 10.31.0.2
 check "datagram: ... and over the default partition" \
-	ping -c 3 -i 0.3 -W 5 10.30.0.2
+	pings 3 -i 0.3 -W 5 10.30.0.2
 check "... no packet dropped for its Q_Key" test "$(qkey_drops)" -eq "$drops"
 echo connected >"/sys/class/net/$c0/mode"
 ip netns exec b sh -c "echo connected >/sys/class/net/$c1/mode"
 check "connected: ping with 20000 bytes over partition 0x0123" \
-	ping -c 3 -i 0.3 -W 5 -s 20000 10.31.0.2
+	pings 3 -i 0.3 -W 5 -s 20000 10.31.0.2
 check "... over an RC connection in the partition (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${c0}_cm"
 
@@ -114,11 +114,11 @@ check "two children of $if0 in partition 0x0123, made in namespaces n1 and n2" s
 	ip -n n1 addr add 10.32.0.1/24 dev p1 && ip -n n1 link set p1 up &&
 	ip -n n2 addr add 10.32.0.2/24 dev p2 && ip -n n2 link set p2 up"
 check "... datagram: they reach each other through their port" \
-	wait_until 20 ip netns exec n1 ping -c 1 -W 1 10.32.0.2
+	wait_until 20 pings --ns n1 1 -W 1 10.32.0.2
 check "connected: ... and over an RC connection, 20000 octets" sh -c "
 	ip netns exec n1 sh -c 'echo connected >/sys/class/net/p1/mode' &&
 	ip netns exec n2 sh -c 'echo connected >/sys/class/net/p2/mode' &&
-	ip netns exec n2 ping -c 2 -W 5 -s 20000 10.32.0.1 &&
+	pings --ns n2 2 -W 5 -s 20000 10.32.0.1 &&
 	grep -q ' live ' /sys/kernel/debug/ipoib/p1@ns*_cm"
 ip netns delete n1
 ip netns delete n2
@@ -142,7 +142,7 @@ check "... softib1's child loses carrier" \
 	wait_until 10 eval "[ \"\$(carrier_of $c1 b)\" = 0 ]"
 check "... dmesg says why" sh -c \
 	"dmesg | grep -q '$c1: P_Key 0x8123 is not in the table of softib1 port 1'"
-check "... the parents still talk" ping -c 2 -i 0.3 -W 5 10.30.0.2
+check "... the parents still talk" pings 2 -i 0.3 -W 5 10.30.0.2
 partitions ALL=full
 t0=$(date +%s.%N)
 kill -HUP "$osm_pid"

@@ -102,7 +102,7 @@ rearp() {
 	ip neigh flush dev "$if0"
 	ip -n b neigh flush dev "$if1"
 	check "$1: ARP again over the broadcast group, ping" \
-		ping -c 2 -i 0.3 -W 3 10.30.0.2
+		pings 2 -i 0.3 -W 3 10.30.0.2
 }
 bc_mlid() {	# bc_mlid SA|IF: the broadcast group's MLID, SA's or ours
 	if [ "$1" = SA ]; then
@@ -132,7 +132,7 @@ rereg=$(events softib1 client_rereg)
 mlid=$(bc_mlid "$if0")
 check "opensm stopped" opensm_stop "$osm0"
 check "... the ports stay ACTIVE without an SM" both_active
-check "... and traffic goes on" ping -c 2 -i 0.2 -W 2 10.30.0.2
+check "... and traffic goes on" pings 2 -i 0.2 -W 2 10.30.0.2
 cat >/tmp/partitions.conf <<'EOF'
 Extra=0x0789, ipoib : ALL=full;
 Default=0x7fff, ipoib, mtu=5, rate=7 : ALL=full;
@@ -201,7 +201,7 @@ t1=$(date +%s.%N)
 check "... datagram traffic" wait_until 20 reply_after /tmp/ping.log "$t1"
 log "LID change: first datagram reply $(first_reply_after "$t0") s after the new LID"
 check "... connected mode carries 20000 bytes again" \
-	wait_until 30 ping -c 1 -W 2 -s 20000 10.30.0.2
+	wait_until 30 pings 1 -W 2 -s 20000 10.30.0.2
 log "LID change: connected mode back after $(echo "$(date +%s.%N) - $t0" | bc) s"
 check "... carrier stayed on" test "$(carrier_changes)" = "$cc"
 echo datagram >"/sys/class/net/$if0/mode"

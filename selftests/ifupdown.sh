@@ -45,7 +45,7 @@ for round in 1 2; do
 	check "ifup $if0 (round $round)" ifup "$if0"
 	check "... connected mode, MTU 65520, 10.30.0.1/24, up" up_as_configured
 	check "... ping with 20000 bytes" \
-		wait_until 20 ping -c 1 -W 1 -s 20000 10.30.0.2
+		wait_until 20 pings 1 -W 1 -s 20000 10.30.0.2
 	check "... over an RC connection (debugfs: live)" \
 		grep -q ' live ' "/sys/kernel/debug/ipoib/${if0}_cm"
 	check "ifdown $if0" ifdown "$if0"

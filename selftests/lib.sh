@@ -64,6 +64,66 @@ ipoib_if() {
 	return 1
 }
 
+# pings [--ns NS] [--need K] [--from ADDR] N [PING-OPTION...] DEST: send N
+# echo requests (ping -c N; one every 0.2 s and each reply awaited 5 s
+# unless -i and -W say otherwise) and pass only when K of them (all N by
+# default) were answered: iputils itself exits 0 on any one reply. --from
+# counts only the replies from ADDR, duplicates included (a multicast ping,
+# where the first reply may be our own; ping ends at its Nth first reply,
+# so one more request is sent and the replies to the first N count);
+# --need 0 makes traffic and asserts nothing. A deadline (the N intervals, the wait for the last reply and
+# 5 s) bounds the whole; a failure prints what was sent, received and
+# required, and ping's last lines. Counts from ping's text: no process
+# beyond ping itself (each costs a TCG guest tens of milliseconds).
+pings() {
+	local ns=() need='' from='' n a prev='' i=0.2 w=5 opts=() out sent=0 got=0
+	local line re c
+	while :; do
+		case $1 in
+		--ns) ns=(ip netns exec "$2"); shift 2 ;;
+		--need) need=$2; shift 2 ;;
+		--from) from=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	n=$1
+	shift
+	need=${need:-$n}
+	for a in "$@"; do
+		case $prev in
+		-i) i=$a ;;
+		-W) w=$a ;;
+		esac
+		prev=$a
+	done
+	[[ " $* " == *" -i "* ]] || opts+=(-i "$i")
+	[[ " $* " == *" -W "* ]] || opts+=(-W "$w")
+	# the deadline in whole seconds: N intervals (i in ms), the last
+	# reply's wait and 5 s; SIGINT, so that ping still prints its counts
+	a=${i#*.}000
+	[[ $i == *.* ]] || a=000
+	i=${i%%.*} w=${w%%.*}
+	a=$((10#${i:-0} * 1000 + 10#${a:0:3}))
+	c=$n
+	[ -z "$from" ] || c=$((n + 1))
+	out=$(timeout -s INT $(((c * a + 999) / 1000 + 10#${w:-0} + 5)) \
+		"${ns[@]}" ping -n -c "$c" "${opts[@]}" "$@" 2>&1)
+	re='([0-9]+) packets transmitted, ([0-9]+) received'
+	[[ $out =~ $re ]] && sent=${BASH_REMATCH[1]} got=${BASH_REMATCH[2]}
+	if [ -n "$from" ]; then
+		got=0
+		re='icmp_seq=([0-9]+) '
+		while IFS= read -r line; do
+			[[ $line == *" bytes from $from"[:%\ ]* && $line =~ $re ]] &&
+				[ "${BASH_REMATCH[1]}" -le "$n" ] && got=$((got + 1))
+		done <<<"$out"
+	fi
+	[ "$got" -ge "$need" ] && return 0
+	echo "pings: $sent sent, $got received${from:+ from $from}, $need required: ping -c $c ${opts[*]} $*"
+	printf '%s\n' "$out" | tail -n 4
+	return 1
+}
+
 # stat_of NAME: an ethtool statistic of the test's interface ($ifc)
 # shellcheck disable=SC2154 # ifc: set by the test
 stat_of() {

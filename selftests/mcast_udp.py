@@ -6,10 +6,10 @@ recv GROUP PORT IFNAME SECONDS [--no-join] [--count N]
                                             print "rx" per datagram (until
                                             N arrived, if given)
 send GROUP PORT IFNAME COUNT                send COUNT datagrams
-sniff GROUP PORT IFNAME SECONDS [--count N] print "rx" per IPv4 UDP datagram
-                                            to GROUP:PORT the interface
-                                            receives, joined or not (a
-                                            packet socket)
+sniff GROUP PORT IFNAME SECONDS [--count N] print "rx" per UDP datagram
+                                            to GROUP:PORT (IPv4 or IPv6) the
+                                            interface receives, joined or
+                                            not (a packet socket)
 """
 import socket
 import struct
@@ -69,16 +69,22 @@ def send(group, port, ifname, count):
 
 
 def sniff(group, port, ifname, seconds, count=0):
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+    v6 = ':' in group
+    proto = 0x86DD if v6 else 0x0800
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(proto))
     s.bind((ifname, 0))
-    want = socket.inet_aton(group)
+    want = socket.inet_pton(socket.AF_INET6 if v6 else socket.AF_INET, group)
 
     def wanted(pkt, addr):
-        ihl = (pkt[0] & 15) * 4 if pkt else 0
         # incoming only (not PACKET_OUTGOING), UDP, to the group and port
-        return (addr[2] != socket.PACKET_OUTGOING and len(pkt) >= ihl + 4 and
-                pkt[9] == 17 and pkt[16:20] == want and
-                struct.unpack('!H', pkt[ihl + 2:ihl + 4])[0] == port)
+        # (IPv6: UDP right after the fixed header, as the senders here send)
+        if v6:
+            hl, nh, dst = 40, pkt[6:7], pkt[24:40]
+        else:
+            hl, nh, dst = (pkt[0] & 15) * 4 if pkt else 0, pkt[9:10], pkt[16:20]
+        return (addr[2] != socket.PACKET_OUTGOING and len(pkt) >= hl + 4 and
+                nh == b'\x11' and dst == want and
+                struct.unpack('!H', pkt[hl + 2:hl + 4])[0] == port)
 
     count_rx(s, seconds, count, wanted)
 

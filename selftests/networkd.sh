@@ -103,9 +103,9 @@ check "... sysfs agrees: parent $if0, pkey 0x8123, umcast 1, connected" sh -c \
 	 test \$(cat /sys/class/net/$child/pkey) = 0x8123 &&
 	 test \$(cat /sys/class/net/$child/umcast) = 1 &&
 	 test \$(cat /sys/class/net/$child/mode) = connected"
-check "ping across on $if0" wait_until 20 ping -c 1 -W 1 10.30.0.2
+check "ping across on $if0" wait_until 20 pings 1 -W 1 10.30.0.2
 check "ping across the partition on $child, 20000 bytes" \
-	wait_until 20 ping -c 1 -W 1 -s 20000 10.31.0.2
+	wait_until 20 pings 1 -W 1 -s 20000 10.31.0.2
 check "... over an RC connection (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${child}_cm"
 kill "$nd_pid"

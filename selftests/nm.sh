@@ -72,7 +72,7 @@ check "... activates" nmcli -w 30 connection up ib-test
 [ "$CHECK_RC" = 0 ] || nm_log
 check "... $if0: datagram mode, MTU 2044, 10.30.0.1/24" \
 	what_is "$if0" datagram 2044 10.30.0.1/24
-check "... ping across" wait_until 20 ping -c 1 -W 1 10.30.0.2
+check "... ping across" wait_until 20 pings 1 -W 1 10.30.0.2
 
 # --- connected mode ------------------------------------------------------
 check "nmcli connection modify: connected mode, MTU 65520" \
@@ -83,7 +83,7 @@ check "... reactivates" nmcli -w 30 connection up ib-test
 check "... $if0: connected mode, MTU 65520, 10.30.0.1/24" \
 	what_is "$if0" connected 65520 10.30.0.1/24
 check "... ping with 20000 bytes" \
-	wait_until 20 ping -c 1 -W 1 -s 20000 10.30.0.2
+	wait_until 20 pings 1 -W 1 -s 20000 10.30.0.2
 check "... over an RC connection (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${if0}_cm"
 
@@ -101,7 +101,7 @@ check "... $child: P_Key 0x8123, parent $if0" sh -c \
 	 test \$(cat /sys/class/net/$child/parent) = $if0"
 check "... $child: datagram mode, MTU 4092 (the partition's group), 10.31.0.1/24" \
 	what_is "$child" datagram 4092 10.31.0.1/24
-check "... ping across the partition" wait_until 20 ping -c 1 -W 1 10.31.0.2
+check "... ping across the partition" wait_until 20 pings 1 -W 1 10.31.0.2
 
 # --- deactivated, nothing left -----------------------------------------------
 # NetworkManager finishes a deactivation after nmcli returns
@@ -124,6 +124,6 @@ check "nothing left: $if0 without children, addresses or routes" sh -c \
 	 test -z \"\$(ip -o addr show dev $if0)\" &&
 	 test -z \"\$(ip route show dev $if0)\""
 check "... the far end still answers over the default partition" sh -c \
-	"ip addr add 10.30.0.1/24 dev $if0 && ping -c 1 -W 5 10.30.0.2"
+	"ip addr add 10.30.0.1/24 dev $if0 && pings 1 -W 5 10.30.0.2"
 distro_fabric_down
 finish

@@ -30,7 +30,7 @@ sys=/sys/class/net/$ifc
 param=/sys/module/ib_ipoib/parameters
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 barrier configured
-check "ping $peer" ping -c 2 -i 0.2 -W 5 "10.20.0.$peer"
+check "ping $peer" pings 2 -i 0.2 -W 5 "10.20.0.$peer"
 barrier pinged
 
 carrier() {
@@ -38,9 +38,6 @@ carrier() {
 }
 restarted() {	# restarted N: N restarts done and carrier back
 	[ "$(stat_of restarts)" -ge "$1" ] && carrier
-}
-sending() {	# sending: A's pings are still going out
-	kill -0 "$pinger" 2>/dev/null
 }
 
 rounds=15
@@ -51,15 +48,21 @@ if [ "$ROLE" = A ]; then
 	# restart's 1 s gap unless the restart waited for it
 	echo 300 >"$param/test_xmit_hold_ms"
 	echo 1000 >"$param/test_restart_gap_ms"
-	ping -q -i 0.01 -s 1000 10.20.0.2 >/tmp/ping.log 2>&1 &
+	ping -D -n -i 0.01 -s 1000 10.20.0.2 >/tmp/ping.log 2>&1 &
 	pinger=$!
 	n0=$(stat_of restarts)
+	o0=$(cat "$param/test_xmit_overlaps")
 	for i in $(seq $rounds); do
 		echo "$ifc" >"$param/test_restart"
 		wait_until 20 restarted $((n0 + i)) || break
 	done
 	check "1: $rounds restarts under traffic, carrier back after each" \
 		restarted $((n0 + rounds))
+	# the race is on only where the teardown met the held send
+	o=$(($(cat "$param/test_xmit_overlaps") - o0))
+	log "restarts whose teardown began under a held transmit: $o of $rounds"
+	check "... at least 10 of them began under a held transmit" \
+		test "$o" -ge 10
 	echo 0 >"$param/test_restart_gap_ms"
 	echo 0 >"$param/test_xmit_hold_ms"
 	for i in $(seq 5); do
@@ -72,21 +75,23 @@ if [ "$ROLE" = A ]; then
 	done
 	check "2: neighbour flushes, mode switches and down/up under traffic" \
 		carrier
-	check "... with the pings still going" sending
+	t=$EPOCHREALTIME
+	check "... and the pings are answered again after them" \
+		wait_until 10 reply_after /tmp/ping.log "$t"
 	kill "$pinger"
 	wait
-	sed 's/^/#   /' /tmp/ping.log
+	tail -n 3 /tmp/ping.log | sed 's/^/#   /'
 	ip link set "$ifc" down
 	ip link set "$ifc" up
 	check "carrier after a last down/up" wait_until 20 carrier
-	check "ping B" wait_until 10 ping -c 1 -W 1 -q 10.20.0.2
+	check "ping B" wait_until 10 pings 1 -W 1 -q 10.20.0.2
 	after=$(verbs)
 	log "verbs objects after: $after"
 	check "as many verbs objects as before" test "$after" = "$before"
 	signal "done"
 else
 	wait_for A "done" $((VM_TIMEOUT - 60))
-	check "ping A" ping -c 2 -i 0.2 -W 5 10.20.0.1
+	check "ping A" pings 2 -i 0.2 -W 5 10.20.0.1
 fi
 barrier end
 check "ib_ipoib unloads" modprobe -r ib_ipoib

@@ -39,17 +39,17 @@ nopage_round() {
 		signal "$name-counted"
 	else
 		wait_for B "$name-armed" 60
-		ping -q -c "$count" -i 0.01 -W 2 -s "$size" 10.20.0.2 >/dev/null || true
+		pings "$count" -q -i 0.01 -W 2 -s "$size" 10.20.0.2 >/dev/null || true
 		signal "$name-sent"
 		wait_for B "$name-counted" 60
 		check "$name: then every slot of B's ring again, all answered" \
-			ping -q -c "$count" -i 0.01 -W 5 -s "$size" 10.20.0.2
+			pings "$count" -q -i 0.01 -W 5 -s "$size" 10.20.0.2
 	fi
 	barrier "$name-done"
 }
 
 if [ "$ROLE" = A ]; then
-	check "ping B" ping -c 2 -i 0.2 -W 5 10.20.0.2
+	check "ping B" pings 2 -i 0.2 -W 5 10.20.0.2
 fi
 barrier pinged
 # 300 > recv_queue_size (256): the ring comes round again
@@ -59,7 +59,7 @@ echo connected >"/sys/class/net/$ifc/mode"
 barrier connected
 if [ "$ROLE" = A ]; then
 	check "connected: ping B over a connection" \
-		ping -c 2 -i 0.2 -W 5 -s 20000 10.20.0.2
+		pings 2 -i 0.2 -W 5 -s 20000 10.20.0.2
 fi
 barrier cm-pinged
 nopage_round connected 16 20000 300

@@ -113,7 +113,7 @@ check "a filter on the peer's QPN (ipoib_cm_state)" \
 check "a filter on the peer's GID (ipoib_path_state)" \
 	sh -c "echo 'dgid == \"$peer_gid\"' > $ev/ipoib_path_state/filter"
 check "ping with 30000-octet payloads" \
-	ping -c 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
+	pings 3 -i 0.3 -W 5 -s 30000 "10.20.0.$peer"
 barrier pinged
 
 nfail=$(failures)
