@@ -109,16 +109,18 @@ phase() {
 		ping_pid=$!
 		wait_until 10 replied_after 0
 		if [ "$mode" = connected ]; then
+			mark=$(cat /sys/class/net/bond0/statistics/tx_bytes)
 			iperf3 -c 10.50.0.2 -t 6 -f m >/tmp/bond.iperf 2>&1 &
 			iperf_pid=$!
-			sleep 2
+			check "connected: iperf3 under way (2 MB sent)" \
+				wait_until 5 sent_since bond0 "$mark" 2000000
 		fi
 		t=$(date +%s.%N)
 		ip link set eth0 down
 		check "$mode: eth0 down: the bond fails over to $i1" \
 			wait_until 5 active_is "$i1"
 		check "$mode: ... traffic goes on" wait_until 10 replied_after "$t"
-		sleep 1
+		sleep 1	# pacing: a second of replies after the outage
 		ping_outage "$mode" "$ping_pid" "$t"
 		check "$mode: 239.1.1.1 joined on the new active port ($i1)" \
 			wait_until 10 grep -q "GID: $g .*complete: yes" "$dbg/${i1}_mcg"

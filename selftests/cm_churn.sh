@@ -67,7 +67,7 @@ churn() {	# churn NAME ROUNDS
 		until [ -e "$VM_FLAGS/A.$name-done" ]; do
 			ip neigh flush dev "$ifc"
 			n=$((n + 1))
-			sleep 0.3
+			sleep 0.3	# pacing: a flush every 0.3 s
 			[ "$n" -lt 400 ] || break
 		done
 		log "$name: $n neighbour flushes on B meanwhile"

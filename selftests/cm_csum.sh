@@ -190,7 +190,7 @@ else
 	wait_for B rx-off 60
 	for _ in 1 2 3 4 5; do
 		echo checksum-pending >/dev/udp/10.20.0.2/9
-		sleep 0.1
+		sleep 0.1	# pacing
 	done
 fi
 barrier checked-2b

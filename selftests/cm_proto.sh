@@ -41,7 +41,8 @@ if [ "$ROLE" = A ]; then
 	wait_until 10 grep -q 'listening on' /tmp/cm.err
 	check "ping B with 20000 octets (connects)" \
 		pings 2 -W 5 -s 20000 10.20.0.2
-	sleep 1
+	# (live once the RTU went: tcpdump -U has it written)
+	wait_until 5 grep -q ' live ' "$dbg/${ifc}_cm"
 	kill -INT "$tpid"
 	wait "$tpid"
 	bq=$(cat "$SHARED/qpn.B")

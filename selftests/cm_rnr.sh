@@ -75,7 +75,7 @@ if [ "$ROLE" = A ]; then
 	# 19 s of TCP to B's ib0; from second 7 on, UDP to the stalled child
 	iperf3 -c 10.20.0.2 -t 19 -i 1 -J >/tmp/tcp.json 2>&1 &
 	tcp=$!
-	sleep 7
+	sleep 7	# pacing: 7 s of TCP alone, the baseline, before the blast
 	python3 -c 'import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 d = b"x" * 60000

@@ -91,13 +91,16 @@ barrier iperf-done
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier switch-listening
 if [ "$ROLE" = A ]; then
+	mark=$(cat "$sys/statistics/tx_bytes")
 	iperf3 -c 10.20.0.2 -t 8 -f m >/tmp/switch.log 2>&1 &
 	ipid=$!
-	sleep 2
+	check "iperf3 under way (4 MB sent)" wait_until 5 sent_since "$ifc" "$mark" 4000000
 	echo datagram >"$sys/mode"
 	check "datagram again: the MTU is the UD MTU" \
 		test "$(cat "$sys/mtu")" = 4092
-	sleep 3
+	mark=$(cat "$sys/statistics/tx_bytes")
+	check "... iperf3 goes on over UD (4 MB sent)" \
+		wait_until 5 sent_since "$ifc" "$mark" 4000000
 	echo connected >"$sys/mode"
 	wait $ipid
 	rc=$?
@@ -145,9 +148,11 @@ barrier flapped
 [ "$ROLE" = B ] && iperf3 -s -D -1 >/dev/null 2>&1
 barrier unload-listening
 if [ "$ROLE" = A ]; then
+	mark=$(cat "$sys/statistics/tx_bytes")
 	timeout 30 iperf3 -c 10.20.0.2 -t 10 -f m >/tmp/unload.log 2>&1 &
 	ipid=$!
-	sleep 3
+	check "iperf3 under way to B (4 MB sent)" \
+		wait_until 5 sent_since "$ifc" "$mark" 4000000
 	signal sending
 	wait_for B unloaded 60
 	check "the connection to B closes" \
@@ -186,7 +191,8 @@ check "UC: a UC QP of ours in rdma resource" \
 # B's server of the unload step may still wait for the client it lost
 # with its interface: a fresh one, or A would find it busy
 pkill -x iperf3 || true
-sleep 0.5
+no_iperf3() { ! pgrep -x iperf3 >/dev/null; }
+wait_until 5 no_iperf3
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier uc-listening
 if [ "$ROLE" = A ]; then

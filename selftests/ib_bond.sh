@@ -217,10 +217,12 @@ check "connected: 20000-octet ping through an RC connection" \
 	pings 2 -W 5 -s 20000 10.40.0.2
 check "... live on softib0's port" grep -q ' live ' "$dbg/${a0}_cm"
 ip netns exec b iperf3 -s -D -1 >/dev/null 2>&1
-sleep 0.5
+wait_until 5 listening --ns b 5201
+mark=$(cat /sys/class/net/bond0/statistics/tx_bytes)
 iperf3 -c 10.40.0.2 -t 8 -f m >/tmp/bond.iperf 2>&1 &
 iperf_pid=$!
-sleep 2
+check "connected: iperf3 under way (4 MB sent)" \
+	wait_until 5 sent_since bond0 "$mark" 4000000
 pull connected
 wait "$iperf_pid"
 check "connected: iperf3 across the failover completes" test $? = 0
@@ -267,7 +269,7 @@ check "connected: b's datagrams arrive" wait_until 10 rx_over $((rx0 + 200000))
 ip neigh replace 10.40.0.99 \
 	lladdr "$(ip netns exec b cat "/sys/class/net/$b0/address")" \
 	dev bond0 nud reachable
-sleep 2.5
+sleep 2.5	# the negative check's window: the sweep comes every second
 check "connected: a peer that only sends to us (no entry names it) keeps its connection while busy" \
 	test "$(peer_moved "$a1")" = "$moved_a"
 check "... our connection to it still live" grep -q ' live ' "$dbg/${a1}_cm"

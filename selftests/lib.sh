@@ -124,6 +124,20 @@ pings() {
 	return 1
 }
 
+# listening [--ns NS] PORT: a TCP socket listens on PORT (the server of
+# iperf3 -D listens only once it has forked away)
+listening() {
+	local ns=()
+	[ "$1" = --ns ] && ns=(ip netns exec "$2") && shift 2
+	[ -n "$("${ns[@]}" ss -Hltn "sport = :$1")" ]
+}
+
+# sent_since IFC MARK BYTES: IFC has sent BYTES more than when its
+# tx_bytes read MARK: a transfer begun then is under way
+sent_since() {
+	[ $(($(cat "/sys/class/net/$1/statistics/tx_bytes") - $2)) -ge "$3" ]
+}
+
 # stat_of NAME: an ethtool statistic of the test's interface ($ifc)
 # shellcheck disable=SC2154 # ifc: set by the test
 stat_of() {
@@ -149,7 +163,7 @@ flap_ms() {
 	pid=$!
 	wait_until 5 flap_reply_after 0 || true
 	ip link set eth0 down
-	sleep 0.3
+	sleep 0.3	# the outage
 	t_up=$(date +%s.%N)
 	ip link set eth0 up
 	wait_until 10 flap_reply_after "$t_up" || true
@@ -177,7 +191,7 @@ flap_check() {
 		ethtool -S "$1" | grep -v ': 0$' | sed 's/^/#   /'
 		tail -n 20 /tmp/flap.ping | sed 's/^/#   /'
 	fi
-	sleep 2
+	sleep 2	# the window of the negative check: no late restart
 	check "underlay flap: the carrier went off and on once" \
 		test "$(cat "/sys/class/net/$1/carrier_changes")" = $((flaps + 2))
 }

@@ -72,7 +72,7 @@ echo_after() {
 	local end=$(($1 + $2))
 	until [ "$(in_echos)" -gt "$3" ]; do
 		[ "$(ms)" -lt $end ] || return 0
-		sleep 0.01
+		sleep 0.01	# a wait loop's poll
 	done
 	echo $(($(ms) - $1))
 }
@@ -113,7 +113,7 @@ else
 	# carrier seen within 10 ms, the clock starts there
 	i=0
 	until carrier_on || [ $i -ge 1500 ]; do
-		sleep 0.01
+		sleep 0.01	# a wait loop's poll
 		i=$((i + 1))
 	done
 	check "carrier again" carrier_on
