@@ -215,6 +215,21 @@ ping_gap_ms() {
 		END { if (g) printf "%.0f\n", g * 1000 }' "$1"
 }
 
+# ping_lost_run FILE T: the longest run of echo requests in FILE (ping -D
+# -O's output) from time T on that were never answered. A stall of the
+# guest itself stops the sender too, so it loses none: unlike the time
+# between replies, this counts only what the network dropped.
+ping_lost_run() {
+	awk -v t="$2" -F'[][]' '$2 > t && match($0, /icmp_seq=[0-9]+/) {
+		s = substr($0, RSTART + 9, RLENGTH - 9) + 0
+		if (!lo || s < lo) lo = s
+		if (s > hi) hi = s
+		if (/bytes from/) ok[s] = 1 }
+		END { for (i = lo; i <= hi; i++) {
+			run = ok[i] ? 0 : run + 1; if (run > m) m = run }
+		      print m + 0 }' "$1"
+}
+
 # ping_outage NAME PID T: stop the ping -D (PID) writing /tmp/bond.ping,
 # log its longest gap between replies from a second before T on, and check
 # that it stayed under 3 s
