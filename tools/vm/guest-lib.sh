@@ -11,8 +11,11 @@
 # its own below it), KVER, and VM_ABORT (the flag run.sh raises when a
 # guest died).
 #
-# Output follows a TAP-like style: `ok - DESC` / `not ok - DESC`, anything
-# else starts with `#`. run.sh's summary shows the ok / not ok lines.
+# Output follows a TAP-like style: `ok - DESC` / `not ok - DESC` / `ok -
+# DESC # SKIP REASON`, anything else starts with `#`. DESC is the check's
+# name alone, the same whether it passed or not (why it failed goes on the
+# `#` lines after it): batch.sh merges the results of the same DESC from
+# every guest of a test into one. run.sh's summary shows the result lines.
 
 : "${ROLE:?ROLE not set: run this under tools/vm/run.sh}"
 : "${ROLES:?}" "${SHARED:?}"
@@ -66,7 +69,8 @@ vm_fail() {
 }
 
 # check DESC CMD [ARGS...]: run CMD (a program or a shell function), print
-# `ok - DESC` or `not ok - DESC`, then CMD's stdout+stderr as `#   ` lines.
+# `ok - DESC` or `not ok - DESC` (and `#   exit status N`), then CMD's
+# stdout+stderr as `#   ` lines.
 # A failure is recorded for finish; check itself always returns 0, so
 # `set -e` scripts continue. CMD's exit status is left in CHECK_RC.
 # CMD runs in a subshell: variables it sets are not seen afterwards, and
@@ -81,7 +85,8 @@ check() {
 	if [ "$CHECK_RC" -eq 0 ]; then
 		echo "ok - $desc"
 	else
-		echo "not ok - $desc (exit $CHECK_RC)"
+		echo "not ok - $desc"
+		echo "#   exit status $CHECK_RC"
 		vm_fail "$desc"
 	fi
 	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/#   /'
@@ -97,11 +102,19 @@ check_fail() {
 	if [ "$CHECK_RC" -ne 0 ]; then
 		echo "ok - $desc"
 	else
-		echo "not ok - $desc (succeeded, failure expected)"
+		echo "not ok - $desc"
+		echo "#   succeeded, failure expected"
 		vm_fail "$desc"
 	fi
 	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/#   /'
 	return 0
+}
+
+# skip DESC REASON: a check that cannot be made here (the kernel lacks what
+# it needs): prints `ok - DESC # SKIP REASON`, counted as skipped, not as
+# passed or failed.
+skip() {
+	echo "ok - $1 # SKIP ${2:?skip DESC REASON}"
 }
 
 # signal NAME: tell the other guests that this role reached NAME.
@@ -114,7 +127,8 @@ signal() {
 # On timeout, when run.sh has seen another guest die (abort flag) or when
 # ROLE's script has ended without signalling NAME, prints `not ok`,
 # records the failure and returns 1 (ending a `set -e` script, which then
-# fails).
+# fails). batch.sh reads these three lines: a wait that failed because the
+# peer had failed first is that failure, not one of its own.
 wait_for() {
 	local who=$1 name=$2 timeout=$((${3:-60} * ${VM_SLOW:-1})) end
 	end=$((EPOCHSECONDS + timeout))
