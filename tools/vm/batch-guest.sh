@@ -10,7 +10,11 @@
 #     cgroup of its own, killed with everything it started (daemons too)
 #     if it overruns,
 #   - leaves NAME/ROLE.out, .rc, .dmesg (the kernel log of that test only)
-#     and .time there for batch.sh,
+#     and .time there for batch.sh, and marks where the test begins and
+#     ends in the kernel log (so on the console: "batch-guest: NAME
+#     begins", "... ends"), so that batch.sh can tell what the console
+#     shows during a test, e.g. a warning that stopped the guest, from
+#     what it shows outside every test (the boot's own),
 #   - puts the guest back as guest-init.sh left it: no leftover process,
 #     network namespace, interface, tc qdisc, sysctl change, MAC or MTU of
 #     eth0, ib_ipoib or soft-RoCE device; eth1 (run.sh --nics 2) down.
@@ -42,6 +46,12 @@ sync_all() {
 			sleep 0.1
 		done
 	done
+}
+
+# kmsg TEXT: "batch-guest: TEXT" in the kernel log, at info level (not a
+# warning: tests count those)
+kmsg() {
+	echo "<6>batch-guest: $*" >/dev/kmsg
 }
 
 # The state a test may change and must not pass on (see reset).
@@ -156,6 +166,7 @@ for item in $BATCH_TESTS; do
 	echo "batch: $name as $ROLE at $(uptime_s) s"
 	t0=$(uptime_s)
 	dmesg -c >/dev/null
+	kmsg "$name begins"
 	mkdir $cg/test
 	(
 		echo "$BASHPID" >$cg/test/cgroup.procs
@@ -176,6 +187,7 @@ for item in $BATCH_TESTS; do
 	dmesg -c >"$dir/$ROLE.dmesg"
 	echo "$(uptime_s) $t0" | awk '{ printf "%.0f\n", $1 - $2 }' >"$dir/$ROLE.time"
 	echo "$rc" >"$dir/$ROLE.rc"
+	kmsg "$name ends"
 done
 # Exit 0 once every test ran: batch.sh judges each by its files.
 exit $status

@@ -13,9 +13,13 @@
 # the order given. The guests
 # run tools/vm/batch-guest.sh, which puts them back as they booted
 # between tests. Prints KTAP (kselftest's): the plan, then per test a
-# subtest of its guests' checks ("ROLE: ...") ending with one for its
-# guests' exit status and kernel log, and the test's result; per boot,
-# one result; the totals. A test whose prerequisites are missing here
+# subtest of its guests' checks (one leaf for a check every guest makes,
+# "ROLE: ..." for one that only some make; skips as "# SKIP") ending with
+# one for what no check owns (a guest that stopped, an exit status, the
+# kernel log), and the test's result; a test that did not run because an
+# earlier one stopped the guests, a skipped result; per boot, one result,
+# failed only for what no test owns (see "How a shared boot is judged"
+# below); the totals. A test whose prerequisites are missing here
 # (NEEDS=) is not run: its result says "# SKIP"; if no test ran, the exit
 # status is 4, kselftest's skip.
 # A test reads its settings from lines of its own that start with them
@@ -120,7 +124,7 @@ missing_of() {
 		esac
 	done
 }
-# Tools first: a failed build fails every test it would have run.
+# Tools first: a failed build fails the first boot; no test runs (fail_rest).
 need_inject=
 need_ud_inject=
 need_hooks=
@@ -155,15 +159,21 @@ for t in "${tests[@]}"; do
 		tap SKIP "$(basename "$t" .sh)" "${skip_of[$t]}"
 done
 [ ${#groups[@]} -gt 0 ] || totals
-# fail_rest WHAT LOG: WHAT failed, and with it every test and boot left
+# fail_rest WHAT LOG: WHAT failed: the first boot's result says so, and
+# every test and boot left is not run
 fail_rest() {
-	local t
+	local t what="$1 failed"
 	sed 's/^/# /' "$2"
 	for t in "${tests[@]}"; do
-		[ -n "${skip_of[$t]:-}" ] || tap FAIL "$(basename "$t" .sh): $1 failed"
+		[ -n "${skip_of[$t]:-}" ] || tap SKIP "$(basename "$t" .sh)" "not run: $what"
 	done
 	for t in "${groups[@]}"; do
-		tap FAIL "boot $t: $1 failed"
+		if [ -n "$what" ]; then
+			tap FAIL "boot $t: $what"
+			what=
+		else
+			tap SKIP "boot $t" "not run: $1 failed"
+		fi
 	done
 	totals
 }
@@ -221,40 +231,244 @@ dkms_stage() {
 	dkms_pid=$!
 }
 
-# report OUT TEST: KTAP of one test of a finished boot: the subtest of
-# its checks, then its result
+# How a shared boot is judged (Documentation/testing.rst, "Shared
+# boots"): each failure counts once, where it belongs.
+#   - A check is one leaf. The same check (the same description, its n-th
+#     time) made by every guest of a test is one leaf: ok if every guest
+#     passed, else "not ok N A,B: DESC" naming the guests that failed (a
+#     skip in some, with none failed: "ok N B: DESC # SKIP REASON"). A
+#     check that only some guests make is a leaf of each ("A: DESC"); in a
+#     test of one guest every leaf is "A: DESC".
+#   - A wait for a peer (guest-lib.sh's wait_for) that failed because that
+#     peer had failed first is no leaf: the peer's failure is the one.
+#   - The test's last leaf, "guests finished, kernel logs clean", fails
+#     for what no check owns: a guest that stopped during the test (a
+#     panic, panic_on_warn's warning, a crash, or a hang until the boot's
+#     time limit), an exit status without a failed check, a kernel problem
+#     in the test's part of the kernel log (its dmesg, and its part of the
+#     console, between batch-guest.sh's marks).
+#   - The tests after one that stopped a guest did not run: one leaf
+#     each, "ok N TEST # SKIP not run: ... stopped the guests".
+#   - The boot's leaf fails only for what no test owns: run.sh failing
+#     before the first test, a guest that stopped or gave up outside
+#     every test, a kernel problem on the console outside every test or
+#     in the kernel log after the last.
 alloc_ok=
 # shellcheck source=tools/vm/kernel-log.sh
 . "$here/kernel-log.sh"
+
+# problem FILE KIND: kernel-log.sh's scan, after one grep for any of its
+# patterns (most files have none: a scan is a few processes a pattern)
+any_bad=$(printf '%s|' "${bad_patterns[@]}")
+any_bad=${any_bad%|}
+problem() {
+	[ -r "$1" ] && grep -qaE -- "$any_bad" "$1" && scan "$@"
+}
+
+# cut_console OUT ROLE: ROLE's console, cut at batch-guest.sh's marks:
+# each test's part into shared/t/TEST/ROLE.console (a guest that stopped
+# during the test: from its start to the end), the rest into
+# console-ROLE.outside.log
+cut_console() {
+	[ -e "$1/console-$2.log" ] || return 0
+	awk -v t="$1/shared/t" -v r="$2" -v rest="$1/console-$2.outside.log" '
+	BEGIN { f = rest; printf "" >rest }
+	match($0, /\[ *[0-9]+\.[0-9]+\] batch-guest: [^ ]+ begins/) {
+		s = substr($0, RSTART, RLENGTH)
+		sub(/.*batch-guest: /, "", s)
+		sub(/ begins$/, "", s)
+		if (f != rest) close(f)
+		f = t "/" s "/" r ".console"
+	}
+	{ print >f }
+	/\[ *[0-9]+\.[0-9]+\] batch-guest: [^ ]+ ends/ {
+		if (f != rest) close(f)
+		f = rest
+	}' "$1/console-$2.log"
+}
+
+# stop_reason OUT ROLE: how guest ROLE of the boot in OUT ended without a
+# result, from run.sh's verdict
+stop_reason() {
+	if sed -n "/^== $2: /,/^== /p" "$1/run.log" | grep -q 'reason: hung'; then
+		echo "hung until the boot's time limit"
+	else
+		echo "stopped (panic or crash)"
+	fi
+}
+
+# what a failed wait_for prints (guest-lib.sh): the peer and why
+wait_re="^wait for ([A-Z]+)\.[^ ]+ \((aborted: .*|[A-Z]+'s script ended without it|timeout [0-9]+s)\)$"
+skip_re='^(.*) # [Ss][Kk][Ii][Pp]( (.*))?$'
+
+# join SEP WORD...: the words with SEP between them
+join() {
+	local sep=$1 w out=$2
+	shift 2
+	for w in "$@"; do
+		out=$out$sep$w
+	done
+	printf '%s\n' "$out"
+}
+
+# report OUT TEST: KTAP of one test of a finished boot: the subtest of
+# its checks, then its result. Returns 1, printing nothing, if no guest
+# started it. Sets stopper to TEST if a guest stopped during it.
+stopper=
 report() {
-	local out=$1 name r f line problems=() secs=0 s m sub=() bad=0 i
+	local out=$1 name r rr f line i j k d st why m secs=0 s bad=0
+	local problems=() notes=() sub=() ran=() all=() fl=() sk=() ws=()
+	local -A stopped=() nostart=() own=() nres=() rst=() rdesc=() rwhy=()
+	local -A demoted=() idx=() nth=() seen=() anyfail=()
 	name=$(basename "$2" .sh)
 	for r in $roles; do
 		f=$out/shared/t/$name/$r
 		if [ ! -e "$f.out" ]; then
-			problems+=("$r: not run (an earlier test stopped the guests)")
+			nostart[$r]=1
 			continue
 		fi
+		ran+=("$r")
+		[ -e "$f.rc" ] || stopped[$r]=1
+		i=0
 		while IFS= read -r line; do
 			case $line in
-			"ok - "*) sub+=("ok $r: ${line#ok - }") ;;
-			"not ok - "*) sub+=("not ok $r: ${line#not ok - }"); bad=1 ;;
+			"ok - "*) d=${line#ok - } st=ok why= ;;
+			"not ok - "*) d=${line#not ok - } st=fail why= ;;
+			*) continue ;;
 			esac
+			if [ $st = ok ] && [[ $d =~ $skip_re ]]; then
+				d=${BASH_REMATCH[1]} st=skip why=${BASH_REMATCH[3]:-skipped}
+			fi
+			rst[$r:$i]=$st rdesc[$r:$i]=$d rwhy[$r:$i]=$why
+			i=$((i + 1))
 		done <"$f.out"
-		if [ ! -e "$f.rc" ]; then
-			problems+=("$r: stopped during the test (see console-$r.log)")
-		elif [ "$(cat "$f.rc")" != 0 ]; then
-			problems+=("$r: exit status $(cat "$f.rc")")
+		nres[$r]=$i
+	done
+	[ ${#ran[@]} -gt 0 ] || return 1
+
+	# own[R]: R failed by itself (stopped, did not start, a failed check
+	# other than a wait, an exit status without a failed check)
+	for r in $roles; do
+		f=$out/shared/t/$name/$r
+		if [ -n "${stopped[$r]:-}${nostart[$r]:-}" ]; then
+			own[$r]=1
+			continue
 		fi
-		if m=$(scan "$f.dmesg" dmesg); then
-			problems+=("$r: kernel log matches '${m%%	*}': ${m#*	}")
+		for ((i = 0; i < nres[$r]; i++)); do
+			[ "${rst[$r:$i]}" = fail ] || continue
+			anyfail[$r]=1
+			[[ ${rdesc[$r:$i]} =~ $wait_re ]] || own[$r]=1
+		done
+		[ -n "${anyfail[$r]:-}" ] || [ "$(cat "$f.rc")" = 0 ] || own[$r]=1
+	done
+	# a wait that failed because the peer failed first is not counted
+	for r in "${ran[@]}"; do
+		for ((i = 0; i < nres[$r]; i++)); do
+			[ "${rst[$r:$i]}" = fail ] || continue
+			[[ ${rdesc[$r:$i]} =~ $wait_re ]] || continue
+			if [ -n "${own[${BASH_REMATCH[1]}]:-}" ] ||
+				{ [[ ${BASH_REMATCH[2]} == aborted:* ]] &&
+					[ ${#stopped[@]} -gt 0 ]; }; then
+				demoted[$r:$i]=1
+				notes+=("$r: '${rdesc[$r:$i]}' not counted: ${BASH_REMATCH[1]} failed first")
+			fi
+		done
+	done
+	# idx[R|K|DESC]: where R made check DESC for the K-th time
+	for r in "${ran[@]}"; do
+		for ((i = 0; i < nres[$r]; i++)); do
+			[ -z "${demoted[$r:$i]:-}" ] || continue
+			d=${rdesc[$r:$i]}
+			k="$r|$d"
+			nth[$k]=$((${nth[$k]:-0} + 1))
+			k="$r|${nth[$k]}|$d"
+			idx[$k]=$i
+		done
+	done
+	read -ra all <<<"$roles"
+	for r in "${ran[@]}"; do
+		for ((i = 0; i < nres[$r]; i++)); do
+			[ -z "${demoted[$r:$i]:-}" ] || continue
+			d=${rdesc[$r:$i]}
+			k="$r|$d"
+			seen[$k]=$((${seen[$k]:-0} + 1))
+			k=${seen[$k]}
+			# made by every guest of a test of two or more?
+			m=
+			[ ${#all[@]} -lt 2 ] || m=1
+			for rr in "${all[@]}"; do
+				[ -n "${idx[$rr|$k|$d]+x}" ] || m=
+			done
+			if [ -z "$m" ]; then
+				case ${rst[$r:$i]} in
+				ok) sub+=("ok $r: $d") ;;
+				skip) sub+=("ok $r: $d # SKIP ${rwhy[$r:$i]}") ;;
+				*) sub+=("not ok $r: $d"); bad=1 ;;
+				esac
+				continue
+			fi
+			# one leaf, where the first guest made it
+			[ "$r" = "${all[0]}" ] || continue
+			fl=() sk=() ws=() why=
+			for rr in "${all[@]}"; do
+				j=${idx[$rr|$k|$d]}
+				case ${rst[$rr:$j]} in
+				fail) fl+=("$rr") ;;
+				skip)
+					sk+=("$rr")
+					ws+=("$rr: ${rwhy[$rr:$j]}")
+					# one reason for all, or each guest's
+					[ ${#sk[@]} -eq 1 ] && why=${rwhy[$rr:$j]}
+					[ "$why" = "${rwhy[$rr:$j]}" ] || why=-
+					;;
+				esac
+			done
+			if [ ${#fl[@]} -gt 0 ]; then
+				sub+=("not ok $(join , "${fl[@]}"): $d")
+				bad=1
+			elif [ ${#sk[@]} -gt 0 ]; then
+				[ "$why" != - ] || why=$(join '; ' "${ws[@]}")
+				if [ ${#sk[@]} -eq ${#all[@]} ]; then
+					sub+=("ok $d # SKIP $why")
+				else
+					sub+=("ok $(join , "${sk[@]}"): $d # SKIP $why")
+				fi
+			else
+				sub+=("ok $d")
+			fi
+		done
+	done
+
+	for r in $roles; do
+		f=$out/shared/t/$name/$r
+		if [ -n "${nostart[$r]:-}" ]; then
+			problems+=("$r: did not start the test")
+			continue
+		fi
+		if [ -n "${stopped[$r]:-}" ]; then
+			stopper=${stopper:-$name}
+			if m=$(problem "$f.console" console); then
+				problems+=("$r: $(stop_reason "$out" "$r") during the test, its console shows '${m%%	*}': ${m#*	}")
+			else
+				problems+=("$r: $(stop_reason "$out" "$r") during the test (see console-$r.log)")
+			fi
+		else
+			# (a failed check, its exit status: counted once)
+			[ -n "${anyfail[$r]:-}" ] || [ "$(cat "$f.rc")" = 0 ] ||
+				problems+=("$r: exit status $(cat "$f.rc")")
+			if m=$(problem "$f.dmesg" dmesg); then
+				problems+=("$r: kernel log matches '${m%%	*}': ${m#*	}")
+			elif m=$(problem "$f.console" console); then
+				problems+=("$r: console matches '${m%%	*}': ${m#*	}")
+			fi
 		fi
 		s=$(cat "$f.time" 2>/dev/null) && [ "$s" -gt "$secs" ] && secs=$s
 	done
 	if [ ${#problems[@]} -eq 0 ]; then
 		sub+=("ok guests finished, kernel logs clean ($secs s)")
 	else
-		sub+=("not ok guests failed or kernel logs not clean")
+		line=$(printf '%s; ' "${problems[@]}")
+		sub+=("not ok guests failed or kernel logs not clean: ${line%; }")
 		bad=1
 	fi
 	echo "  # Subtest: $name"
@@ -269,17 +483,52 @@ report() {
 	done
 	if [ $bad = 0 ]; then
 		tap OK "$name"
-		return
+		for m in "${notes[@]}"; do
+			echo "#   $m"
+		done
+		return 0
 	fi
 	tap FAIL "$name"
-	for m in "${problems[@]}"; do
+	for m in "${problems[@]}" "${notes[@]}"; do
 		echo "#   $m"
 	done
 	for r in $roles; do
 		f=$out/shared/t/$name/$r
 		[ -e "$f.out" ] && sed "s|^|# $name: $r: |" "$f.out"
-		[ -e "$f.dmesg" ] && scan "$f.dmesg" dmesg >/dev/null &&
+		if [ -e "$f.dmesg" ] && problem "$f.dmesg" dmesg >/dev/null; then
 			excerpt "$f.dmesg" | sed "s|^|# $name: $r: dmesg: |"
+		elif [ -e "$f.console" ] && problem "$f.console" console >/dev/null; then
+			excerpt "$f.console" | sed "s|^|# $name: $r: console: |"
+		elif [ -n "${stopped[$r]:-}" ] && [ -e "$f.console" ]; then
+			tail -n 20 "$f.console" | tr -d '\r' |
+				sed "s|^|# $name: $r: console: |"
+		fi
+	done
+	return 0
+}
+
+# boot_problems OUT RC: what failed in the boot in OUT (run.sh's exit
+# status RC) that no test owns, one a line
+boot_problems() {
+	local out=$1 rc=$2 r m
+	if [ "$rc" -gt 1 ]; then
+		echo "run.sh failed (exit $rc)"
+		return
+	fi
+	for r in $roles; do
+		if m=$(problem "$out/console-$r.outside.log" console); then
+			echo "$r: console outside the tests matches '${m%%	*}': ${m#*	}"
+		fi
+		if m=$(problem "$out/shared/$r.dmesg" dmesg); then
+			echo "$r: kernel log after the last test matches '${m%%	*}': ${m#*	}"
+		fi
+		# a guest that stopped or gave up during a test: that test's
+		if [ ! -e "$out/shared/$r.rc" ]; then
+			[ -n "$stopper" ] && [ ! -e "$out/shared/t/$stopper/$r.rc" ] ||
+				echo "$r: $(stop_reason "$out" "$r") outside the tests"
+		elif [ "$(cat "$out/shared/$r.rc")" != 0 ] && [ -z "$stopper" ]; then
+			echo "$r: exit status $(cat "$out/shared/$r.rc")$(grep -a -m1 -E '^(batch: .*stopping|guest-init: FATAL)' "$out/shared/$r.out" 2>/dev/null | sed 's/^/: /')"
+		fi
 	done
 }
 
@@ -319,15 +568,37 @@ for g in "${groups[@]}"; do
 		--out "$out" --env "BATCH_TESTS=${items# }" \
 		"${args[@]}" >"$out/run.log" 2>&1
 	rc=$?
+	for r in $roles; do
+		cut_console "$out" "$r"
+	done
+	stopper=
+	unrun=
+	fails0=$fails
 	for t in "${gtests[@]}"; do
-		report "$out" "$t"
+		report "$out" "$t" && continue
+		if [ -n "$stopper" ]; then
+			tap SKIP "$(basename "$t" .sh)" "not run: $stopper stopped the guests"
+		else
+			tap SKIP "$(basename "$t" .sh)" "not run: the boot ended before it (see $label's result)"
+			unrun=${unrun:-$(basename "$t" .sh)}
+		fi
 	done
 	[ -z "$dkms_pid" ] || { wait "$dkms_pid"; dkms_pid=; }
-	if [ $rc -eq 0 ]; then
-		tap OK "$label: guests booted once for ${#gtests[@]} test(s), finished, console clean"
+	mapfile -t bp < <(boot_problems "$out" "$rc")
+	[ -z "$unrun" ] || bp+=("the guests ended before $unrun")
+	# run.sh failed where neither a test nor the above shows why
+	[ $rc -eq 0 ] || [ $fails -gt "$fails0" ] || [ ${#bp[@]} -gt 0 ] ||
+		bp=("run.sh failed (exit $rc), for a reason no test shows: see run.log")
+	if [ ${#bp[@]} -eq 0 ]; then
+		tap OK "$label: guests booted once for ${#gtests[@]} test(s), clean outside the tests"
 	else
-		tap FAIL "$label: guests failed or console not clean"
+		tap FAIL "$label: the boot failed outside its tests: $(join '; ' "${bp[@]}")"
 		sed 's/^/# /' "$out/run.log"
+		for r in $roles; do
+			problem "$out/console-$r.outside.log" console >/dev/null &&
+				excerpt "$out/console-$r.outside.log" |
+					sed "s|^|# $label: $r: console: |"
+		done
 	fi
 done
 totals
