@@ -10,14 +10,18 @@
 # and the plan, then one result per top-level test; a tap test's own
 # results (a VM batch's checks, the unit tests) come first, as a subtest
 # indented by two spaces. "N passed, N failed" counts the leaves: each
-# step, and each result of a tap test, not the tap test's summary line.
-# A leaf marked "# SKIP" counts as skipped, and as failed where every
-# prerequisite must be present (CHECK_SKIP_FAILS=1: CI, which installs
-# them all with tools/deps.sh).
+# step, and each result of a tap test, not the tap test's summary line; a
+# leaf of a subtest of the tap test's own (a VM selftest of a batch) is
+# named after it ("SUBTEST: DESC"). A leaf marked "# SKIP" counts as
+# skipped, and as failed where every prerequisite must be present
+# (CHECK_SKIP_FAILS=1: CI, which installs them all with tools/deps.sh),
+# but for a test that did not run because another failed ("# SKIP not
+# run: ..."): that failure is counted already.
 
 passed=0
 failed=0
 skipped=0
+not_run=0
 n_top=0
 counting=
 check_start=$(date +%s)
@@ -40,6 +44,7 @@ check_count() {
 leaf() {
 	if [ -n "${3:-}" ]; then
 		skipped=$((skipped + 1))
+		[[ $3 != "not run:"* ]] || not_run=$((not_run + 1))
 	elif [ "$1" -eq 0 ]; then
 		passed=$((passed + 1))
 	else
@@ -97,14 +102,16 @@ tap() {
 }
 
 # tap_leaves LOG: the leaf results of a TAP/KTAP log, one per line as
-# "ok|not ok<TAB>DESC<TAB>SKIP-REASON": every result of a nested block,
-# and each top-level one that does not close a block (its summary)
+# "ok|not ok<TAB>DESC<TAB>SKIP-REASON": every result of a nested block
+# (its DESC after the block's "# Subtest:" name, if it has one), and each
+# top-level one that does not close a block (its summary)
 tap_leaves() {
 	awk '
+	/^ +# Subtest: / { name = $0; sub(/^ +# Subtest: /, "", name); next }
 	match($0, /^ *(not )?ok( [0-9]+)?( -)? /) {
 		ind = match($0, /[^ ]/) - 1
 		line = substr($0, ind + 1)
-		if (ind == 0 && nested) { nested = 0; next }
+		if (ind == 0 && nested) { nested = 0; name = ""; next }
 		if (ind > 0) nested = 1
 		st = line ~ /^not ok/ ? "not ok" : "ok"
 		sub(/^(not )?ok( [0-9]+)?( -)? /, "", line)
@@ -114,6 +121,7 @@ tap_leaves() {
 			if (skip == "") skip = "skipped"
 			line = substr(line, 1, RSTART - 1)
 		}
+		if (ind > 0 && name != "") line = name ": " line
 		printf "%s\t%s\t%s\n", st, line, skip
 	}' "$1"
 }
@@ -159,14 +167,16 @@ tap_report() {
 
 # check_summary WHAT: the closing lines; status 0 iff nothing failed
 check_summary() {
-	local fails=$failed
+	local fails=$failed missing=$((skipped - not_run))
 	echo "# $1 took $(($(date +%s) - check_start)) s; logs in ${CHECK_LOGS#"$PWD"/}/"
 	echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
-	if [ $skipped -gt 0 ] && [ -n "${CHECK_SKIP_FAILS:-}" ]; then
-		echo "# $skipped skipped, counted as failed: every prerequisite should be installed here (CHECK_SKIP_FAILS)"
-		fails=$((fails + skipped))
-	elif [ $skipped -gt 0 ]; then
-		echo "# $skipped skipped (a prerequisite is missing: tools/deps.sh installs them)"
+	[ $not_run -eq 0 ] ||
+		echo "# $not_run skipped: not run, after a failure counted above"
+	if [ $missing -gt 0 ] && [ -n "${CHECK_SKIP_FAILS:-}" ]; then
+		echo "# $missing skipped, counted as failed: every prerequisite should be installed here (CHECK_SKIP_FAILS)"
+		fails=$((fails + missing))
+	elif [ $missing -gt 0 ]; then
+		echo "# $missing skipped (a program or a kernel feature a test needs is missing: tools/deps.sh installs the programs)"
 	fi
 	echo "$passed passed, $fails failed"
 	[ $fails -eq 0 ]
