@@ -112,15 +112,21 @@ check "debugfs path to softib1 = the SA's PathRecord (DLID, SL, rate, MTU)" \
 
 # iperf3 each way the tests go: datagram, then connected mode
 ip netns exec b iperf3 -s -D -B 10.30.0.2
-throughput() {	# throughput LABEL: 3 s of TCP to softib1's side
+# throughput LABEL MIN: 3 s of TCP to softib1's side at MIN Mbit/s or
+# more (its figure in /tmp/mbps.LABEL)
+throughput() {
 	local bps
 	bps=$(iperf3 -c 10.30.0.2 -t 3 -J 2>/dev/null | python3 -c '
 import json, sys
 print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]))')
-	log "$1: iperf3 TCP $((bps / 1000000)) Mbit/s"
-	[ "${bps:-0}" -gt 0 ]
+	echo $((${bps:-0} / 1000000)) >"/tmp/mbps.$1"
+	log "$1: iperf3 TCP $(cat "/tmp/mbps.$1") Mbit/s"
+	[ "$(cat "/tmp/mbps.$1")" -ge "$2" ]
 }
-check "datagram: iperf3 TCP" throughput datagram
+# (50 to 86 Mbit/s seen in datagram mode, 156 to 308 connected, with the
+# other core busy)
+check "datagram: iperf3 TCP at $((20 / VM_SLOW)) Mbit/s or more" \
+	throughput datagram $((20 / VM_SLOW))
 echo connected >"/sys/class/net/$if0/mode"
 ip netns exec b sh -c "echo connected >/sys/class/net/$if1/mode"
 check "connected: both interfaces in connected mode, MTU 65520" \
@@ -130,7 +136,8 @@ check "connected: both interfaces in connected mode, MTU 65520" \
 check "connected: ping with 20000 bytes" pings 3 -i 0.3 -W 5 -s 20000 10.30.0.2
 check "... over an RC connection (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${if0}_cm"
-check "connected: iperf3 TCP" throughput connected
+check "connected: iperf3 TCP at 1.5 times datagram mode's or more (65520-octet MTU)" \
+	throughput connected $(($(cat /tmp/mbps.datagram) * 3 / 2))
 sed 's/^/# softib1: /' /sys/kernel/debug/softib/softib1
 
 # A lost RTU (IBA 12.6.7): softib0 loses the next one it sends. Data on

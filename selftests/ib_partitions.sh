@@ -115,11 +115,13 @@ check "two children of $if0 in partition 0x0123, made in namespaces n1 and n2" s
 	ip -n n2 addr add 10.32.0.2/24 dev p2 && ip -n n2 link set p2 up"
 check "... datagram: they reach each other through their port" \
 	wait_until 20 pings --ns n1 1 -W 1 10.32.0.2
-check "connected: ... and over an RC connection, 20000 octets" sh -c "
+ns_connected() {
 	ip netns exec n1 sh -c 'echo connected >/sys/class/net/p1/mode' &&
-	ip netns exec n2 sh -c 'echo connected >/sys/class/net/p2/mode' &&
-	pings --ns n2 2 -W 5 -s 20000 10.32.0.1 &&
-	grep -q ' live ' /sys/kernel/debug/ipoib/p1@ns*_cm"
+		ip netns exec n2 sh -c 'echo connected >/sys/class/net/p2/mode' &&
+		pings --ns n2 2 -W 5 -s 20000 10.32.0.1 &&
+		grep -q ' live ' /sys/kernel/debug/ipoib/p1@ns*_cm
+}
+check "connected: ... and over an RC connection, 20000 octets" ns_connected
 ip netns delete n1
 ip netns delete n2
 home() {
