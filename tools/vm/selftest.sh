@@ -3,12 +3,21 @@
 #
 # selftest.sh [--kver KVER] [CASE...]
 #
-# Check that run.sh notices failures: runs smoke.sh with SMOKE_FAIL (guests
-# misbehave as soon as they are up) and expects run.sh to fail for the
-# right reason. Cases: check (A fails a check, B warns) panic hang term
-# (default: all). "term" sends SIGTERM to run.sh mid-run and checks that no
-# QEMU or vde_switch of that run survives. Exits 0 iff every case behaved
-# as expected. One VM run per case, about 100 s in all.
+# Check that the test bed notices failures and counts them right. Cases
+# (default: all):
+#   check panic hang term  run.sh alone, on smoke.sh with SMOKE_FAIL
+#          (guests misbehave as soon as they are up): run.sh must fail for
+#          the right reason. "term" sends SIGTERM to run.sh mid-run and
+#          checks that no QEMU or vde_switch of that run survives.
+#   batch  the path make check takes: batch.sh on the planted tests of
+#          tools/vm/planted/ (one boot of two guests for seven of them,
+#          one of one guest), whose KTAP must have each planted failure
+#          once, in its test, the merged, extra and skipped leaves as
+#          planted, the tests after a stopped guest as not run, and
+#          whose counting by tools/check-lib.sh (make check's) must give
+#          exactly the planted totals.
+# Exits 0 iff every case behaved as expected. One VM run per case, but
+# two for batch; about 200 s in all.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +27,7 @@ if [ "${1:-}" = --kver ]; then
 	kver=${2:?}
 	shift 2
 fi
-cases=${*:-check panic hang term}
+cases=${*:-check panic hang term batch}
 base=$repo/build/vm/selftest
 rm -rf "$base"
 mkdir -p "$base"
@@ -48,12 +57,13 @@ started() {
 		wc -l)" -ge "$2" ]
 }
 
-# expect CASE DESC REGEX: the summary in $log matches REGEX.
+# expect CASE DESC REGEX [FILE]: FILE (default: the summary in $log)
+# matches REGEX.
 expect() {
-	if grep -qE -- "$3" "$log"; then
+	if grep -qE -- "$3" "${4:-$log}"; then
 		pass "$1: $2"
 	else
-		fail "$1: $2 (no match for /$3/ in $log)"
+		fail "$1: $2 (no match for /$3/ in ${4:-$log})"
 	fi
 }
 
@@ -63,6 +73,64 @@ expect_rc1() {
 	else
 		fail "$1: run.sh exits $rc, expected 1"
 	fi
+}
+
+# the planted tests, in the order of the batch
+planted="leaves failing kmsg_problem hang warn_stop after_a after_b one_guest"
+
+# results REGEX [FILE]: how many KTAP results of FILE (default $log)
+# match ^ *(not )?ok N REGEX$ (an extended regexp)
+results() {
+	grep -cE -- "^ *(not )?ok [0-9]+ $1\$" "${2:-$log}" || true
+}
+
+# expect_n CASE DESC N REGEX [FILE]: exactly N results match REGEX
+expect_n() {
+	local n
+	n=$(results "$4" "${5:-$log}")
+	if [ "$n" = "$3" ]; then
+		pass "$1: $2"
+	else
+		fail "$1: $2 ($n results match /$4/ in ${5:-$log}, expected $3)"
+	fi
+}
+
+# subtest NAME: batch.sh's subtest of test NAME in $log, its result lines
+subtest() {
+	awk -v n="  # Subtest: $1" '$0 == n { p = 1; next }
+		p && /^(not )?ok / { exit }
+		p && /^ +(not )?ok / { print }' "$log"
+}
+
+# expect_fail_once TEST REGEX: TEST's result is "not ok", and its only
+# failed leaf matches REGEX
+expect_fail_once() {
+	local failed
+	failed=$(subtest "$1" | grep -E '^ *not ok ' || true)
+	if [ "$(printf '%s' "$failed" | grep -c '^')" = 1 ] &&
+		grep -qE -- "^ *not ok [0-9]+ $2\$" <<<"$failed"; then
+		pass "batch: $1 fails once: ${failed#*not ok }"
+	else
+		fail "batch: $1: failed leaves '${failed//$'\n'/ | }', expected one matching /$2/"
+	fi
+	if [ "$(grep -cE "^not ok [0-9]+ $1\$" "$log")" = 1 ]; then
+		pass "batch: $1's result is not ok"
+	else
+		fail "batch: $1's result is not 'not ok'"
+	fi
+}
+
+# count LOG RC [NAME=VALUE...]: tools/check-lib.sh's counting of LOG (a
+# batch.sh's output that exited RC) as make check does it, into $count
+count() {
+	local l=$1 r=$2
+	shift 2
+	count=$base/count$#.log
+	# shellcheck disable=SC2016 # expanded by that bash
+	env "$@" CHECK_LOGS="$base" bash -c '. "$1/tools/check-lib.sh"
+		check_begin 1
+		tap_report "vm planted" "$2" "$3" "$(date +%s)"
+		check_summary "planted"' _ "$repo" "$l" "$r" >"$count" 2>&1 || true
 }
 
 for c in $cases; do
@@ -127,6 +195,81 @@ for c in $cases; do
 		else
 			fail "term: left running: $left"
 		fi
+		;;
+	batch)
+		t0=$(date +%s)
+		log=$base/batch.log
+		rc=0
+		files=()
+		for t in $planted; do
+			files+=("$here/planted/$t.sh")
+		done
+		IPOIB_KVER=$kver IPOIB_VM_TAG=selftest "$here/batch.sh" "${files[@]}" \
+			>"$log" 2>&1 || rc=$?
+		sed 's/^/    /' "$log"
+		expect_rc1 batch
+		# one boot of two guests: the same check of both, one leaf
+		expect_n batch "a check both guests make: one leaf" 1 \
+			'every guest: a check both make'
+		expect_n batch "a check made twice: two leaves" 2 \
+			'every guest: made twice'
+		expect_n batch "a check of A alone: one leaf, A's" 1 \
+			'(.*: )?A alone: a check of its own'
+		expect_n batch "... named after A" 1 \
+			'A: A alone: a check of its own'
+		expect_n batch "a skip both guests make: one skipped leaf" 1 \
+			'(.*: )?every guest: a skip both make( # SKIP.*)?'
+		expect_n batch "... skipped, with its reason" 1 \
+			'every guest: a skip both make # SKIP planted'
+		expect_n batch "a skip of B alone: one skipped leaf, B's" 1 \
+			'B: B alone: a skip of its own # SKIP planted'
+		if subtest leaves | grep -q 'not ok'; then
+			fail "batch: leaves has a failed leaf"
+		fi
+		expect_fail_once failing 'B: every guest: B fails it'
+		expect_fail_once kmsg_problem \
+			"guests failed or kernel logs not clean: B: kernel log matches 'unregister_netdevice: waiting': .*planted0.*"
+		expect batch "the boot goes on after kmsg_problem" '^  # Subtest: hang$'
+		expect_fail_once hang 'A: hang: no result after 5s, killed'
+		expect batch "the boot goes on after the hang" '^  # Subtest: warn_stop$'
+		expect_fail_once warn_stop \
+			"guests failed or kernel logs not clean: B: stopped \\(panic or crash\\) during the test, its console shows 'WARNING:': .*planted_warn.*"
+		expect batch "warn_stop: A's wait for B is not a failure of its own" \
+			"^#   A: 'wait for B\\..*' not counted: B failed first"
+		for t in after_a after_b; do
+			expect_n batch "$t: one leaf, not run" 1 \
+				"$t # SKIP not run: warn_stop stopped the guests"
+			if grep -q "# Subtest: $t\$" "$log"; then
+				fail "batch: $t has results of its own"
+			fi
+		done
+		expect_n batch "the boot of two guests passes" 1 \
+			'batch2: guests booted once for 7 test\(s\), clean outside the tests'
+		# one boot of one guest: its leaves are A's
+		expect_n batch "one guest: a pass" 1 'A: one guest: passes'
+		expect_n batch "one guest: a skip" 1 'A: one guest: skipped # SKIP planted'
+		expect_fail_once one_guest 'A: one guest: fails'
+		expect_n batch "the boot of one guest passes" 1 \
+			'one_guest: guests booted once for 1 test\(s\), clean outside the tests'
+		# (its own count: the tests and boots)
+		expect batch "batch.sh's totals" \
+			'^# Totals: pass:3 fail:5 xfail:0 xpass:0 skip:2 error:0$'
+		# make check's counting of that output
+		count "$log" "$rc"
+		sed 's/^/    /' "$count"
+		expect batch "make check: its totals" \
+			'^# Totals: pass:14 fail:5 xfail:0 xpass:0 skip:5 error:0$' "$count"
+		expect batch "make check: 14 passed, 5 failed" '^14 passed, 5 failed$' "$count"
+		expect batch "make check: 2 not run" '^# 2 skipped: not run' "$count"
+		expect batch "make check: 3 skipped" '^# 3 skipped ' "$count"
+		expect_n batch "make check names the test of a failed check" 1 \
+			'failing: B: every guest: B fails it' "$count"
+		expect_n batch "make check: the warning, once" 1 \
+			"warn_stop: guests failed or kernel logs not clean: B: stopped .*WARNING:.*" "$count"
+		count "$log" "$rc" CHECK_SKIP_FAILS=1
+		expect batch "make check in CI: the 3 skipped fail, the 2 not run do not" \
+			'^14 passed, 8 failed$' "$count"
+		pass "batch: took $(($(date +%s) - t0)) s"
 		;;
 	*)
 		fail "unknown case $c"
