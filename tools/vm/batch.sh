@@ -287,13 +287,13 @@ cut_console() {
 	}' "$1/console-$2.log"
 }
 
-# stop_reason OUT ROLE: how guest ROLE of the boot in OUT ended without a
-# result, from run.sh's verdict
+# stop_reason OUT ROLE WHERE: how guest ROLE of the boot in OUT ended
+# without a result, from run.sh's verdict
 stop_reason() {
 	if sed -n "/^== $2: /,/^== /p" "$1/run.log" | grep -q 'reason: hung'; then
-		echo "hung until the boot's time limit"
+		echo "hung $3 until the boot's time limit"
 	else
-		echo "stopped (panic or crash)"
+		echo "stopped $3 (panic or crash)"
 	fi
 }
 
@@ -448,9 +448,9 @@ report() {
 		if [ -n "${stopped[$r]:-}" ]; then
 			stopper=${stopper:-$name}
 			if m=$(problem "$f.console" console); then
-				problems+=("$r: $(stop_reason "$out" "$r") during the test, its console shows '${m%%	*}': ${m#*	}")
+				problems+=("$r: $(stop_reason "$out" "$r" "during the test"), its console shows '${m%%	*}': ${m#*	}")
 			else
-				problems+=("$r: $(stop_reason "$out" "$r") during the test (see console-$r.log)")
+				problems+=("$r: $(stop_reason "$out" "$r" "during the test"), see console-$r.log")
 			fi
 		else
 			# (a failed check, its exit status: counted once)
@@ -525,7 +525,7 @@ boot_problems() {
 		# a guest that stopped or gave up during a test: that test's
 		if [ ! -e "$out/shared/$r.rc" ]; then
 			[ -n "$stopper" ] && [ ! -e "$out/shared/t/$stopper/$r.rc" ] ||
-				echo "$r: $(stop_reason "$out" "$r") outside the tests"
+				echo "$r: $(stop_reason "$out" "$r" "outside the tests")"
 		elif [ "$(cat "$out/shared/$r.rc")" != 0 ] && [ -z "$stopper" ]; then
 			echo "$r: exit status $(cat "$out/shared/$r.rc")$(grep -a -m1 -E '^(batch: .*stopping|guest-init: FATAL)' "$out/shared/$r.out" 2>/dev/null | sed 's/^/: /')"
 		fi

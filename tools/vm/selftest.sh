@@ -233,7 +233,7 @@ for c in $cases; do
 		expect_fail_once hang 'A: hang: no result after 5s, killed'
 		expect batch "the boot goes on after the hang" '^  # Subtest: warn_stop$'
 		expect_fail_once warn_stop \
-			"guests failed or kernel logs not clean: B: stopped \\(panic or crash\\) during the test, its console shows 'WARNING:': .*planted_warn.*"
+			"guests failed or kernel logs not clean: B: stopped during the test \\(panic or crash\\), its console shows 'WARNING:': .*planted_warn.*"
 		expect batch "warn_stop: A's wait for B is not a failure of its own" \
 			"^#   A: 'wait for B\\..*' not counted: B failed first"
 		for t in after_a after_b; do
