@@ -79,8 +79,8 @@ forward_df_clear() {
 	# first big one must meet a resolved path, or the next would too
 	pings 1 -W 5 10.20.0.11 >/dev/null
 	big0=$(stat_of tx_too_big)
-	pings --ns src 4 -i 0.3 -W 5 -M dont -s 6000 10.20.0.11 \
-		>/tmp/fwd.log 2>&1
+	pings --need 0 --log /tmp/fwd.log --ns src 4 -i 0.3 -W 5 -M dont \
+		-s 6000 10.20.0.11
 	sed 's/^/#   /' /tmp/fwd.log
 	ip route get 10.20.0.11 | sed 's/^/#   /'
 	check "3: forwarded without DF, 6000 octets reach A after the first" \

@@ -64,25 +64,30 @@ ipoib_if() {
 	return 1
 }
 
-# pings [--ns NS] [--need K] [--from ADDR] N [PING-OPTION...] DEST: send N
-# echo requests (ping -c N; one every 0.2 s and each reply awaited 5 s
-# unless -i and -W say otherwise) and pass only when K of them (all N by
-# default) were answered: iputils itself exits 0 on any one reply. --from
-# counts only the replies from ADDR, duplicates included (a multicast ping,
-# where the first reply may be our own; ping ends at its Nth first reply,
-# so one more request is sent and the replies to the first N count);
-# --need 0 makes traffic and asserts nothing. A deadline (the N intervals, the wait for the last reply and
-# 5 s) bounds the whole; a failure prints what was sent, received and
-# required, and ping's last lines. Counts from ping's text: no process
-# beyond ping itself (each costs a TCG guest tens of milliseconds).
+# pings [--ns NS] [--need K] [--from ADDR] [--log FILE] N [PING-OPTION...]
+#	DEST
+# Sends N echo requests (ping -c N; one every 0.2 s and each reply
+# awaited 5 s unless -i and -W say otherwise) and passes only when K of
+# them (all N by default) were answered: iputils itself exits 0 on any
+# one reply. --from counts only the replies from ADDR, duplicates
+# included (a multicast ping, where the first reply may be our own; ping
+# ends at its Nth first reply, so one more request goes and the replies
+# to the first N count); --need 0 makes traffic and asserts nothing;
+# --log keeps ping's output. A deadline (the N intervals, the wait for
+# the last reply and 5 s) bounds the whole; a failure prints what was
+# sent, received and required, and ping's lines other than replies.
+# Counts from ping's text: no process beyond ping itself (each costs a
+# TCG guest tens of milliseconds).
 pings() {
-	local ns=() need='' from='' n a prev='' i=0.2 w=5 opts=() out sent=0 got=0
+	local ns=() need='' from='' logf='' n a prev='' i=0.2 w=5 opts=() out
+	local sent=0 got=0
 	local line re c
 	while :; do
 		case $1 in
 		--ns) ns=(ip netns exec "$2"); shift 2 ;;
 		--need) need=$2; shift 2 ;;
 		--from) from=$2; shift 2 ;;
+		--log) logf=$2; shift 2 ;;
 		*) break ;;
 		esac
 	done
@@ -108,6 +113,7 @@ pings() {
 	[ -z "$from" ] || c=$((n + 1))
 	out=$(timeout -s INT $(((c * a + 999) / 1000 + 10#${w:-0} + 5)) \
 		"${ns[@]}" ping -n -c "$c" "${opts[@]}" "$@" 2>&1)
+	[ -z "$logf" ] || printf '%s\n' "$out" >"$logf"
 	re='([0-9]+) packets transmitted, ([0-9]+) received'
 	[[ $out =~ $re ]] && sent=${BASH_REMATCH[1]} got=${BASH_REMATCH[2]}
 	if [ -n "$from" ]; then
@@ -120,7 +126,8 @@ pings() {
 	fi
 	[ "$got" -ge "$need" ] && return 0
 	echo "pings: $sent sent, $got received${from:+ from $from}, $need required: ping -c $c ${opts[*]} $*"
-	printf '%s\n' "$out" | tail -n 4
+	# what went wrong: ping's other lines (errors, its summary)
+	printf '%s\n' "$out" | grep -v ' bytes from .* time=' | tail -n 8
 	return 1
 }
 
