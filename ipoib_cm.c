@@ -312,6 +312,24 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
 }
 
 /*
+ * The peer's channel we accepted when its REQ crossed ours (s3.3: ours is
+ * the smaller address), still waiting for its RTU: the one that will
+ * carry our traffic once the peer's REJ of our REQ has come.
+ */
+static struct ipoib_cm_chan *ipoib_cm_crossing_winner(struct ipoib_cm_peer *peer,
+						      struct ipoib_cm_chan *ours)
+{
+	struct ipoib_cm_chan *chan;
+
+	lockdep_assert_held(&peer->priv->cm.mutex);
+	list_for_each_entry(chan, &peer->priv->cm.chans, node)
+		if (chan->peer == peer && chan != ours && !chan->active &&
+		    !chan->rx_only && chan->state == IPOIB_CM_ACCEPTING)
+			return chan;
+	return NULL;
+}
+
+/*
  * -> DRAINING. The channel leaves its peer (a live channel the peer
  * opened while this one carried its traffic takes over: only a live
  * connection is never taken over); what waited for it goes over UD.
@@ -451,6 +469,26 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 		if (chan->state == IPOIB_CM_CONNECTING &&
 		    rcu_access_pointer(peer->tx) != chan)
 			return ipoib_cm_go_drain(chan, false, cm_ev);
+		/*
+		 * s3.3, the other order: the peer's REJ of ours (Consumer
+		 * Reject) came before the RTU of its own, which we accepted.
+		 * Nothing failed: what waits for a channel (too big for UD)
+		 * waits for that one, and nothing is sent on it until it is
+		 * live.
+		 */
+		if (chan->state == IPOIB_CM_CONNECTING && cm_ev &&
+		    cm_ev->event == IB_CM_REJ_RECEIVED &&
+		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_CONSUMER_DEFINED) {
+			struct ipoib_cm_chan *next;
+
+			next = ipoib_cm_crossing_winner(peer, chan);
+			if (next) {
+				spin_lock_bh(&priv->cm.lock);
+				rcu_assign_pointer(peer->tx, next);
+				spin_unlock_bh(&priv->cm.lock);
+				return ipoib_cm_go_drain(chan, false, cm_ev);
+			}
+		}
 		/*
 		 * No listener on the service ID it asked for: the other one
 		 * goes next, at once after the Linux one, with the backoff
