@@ -1,0 +1,269 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The mutation lane (make mutants): measure the VM selftests against
+# small deliberate defects of the driver, one concern each, kept as
+# patches beside this script (NN-name.patch).
+#
+#   tools/mutants/run.sh [--build-only] [--list] [--kver KVER] [NAME...]
+#
+# For each mutant (all by default; NAME is a patch's name without
+# .patch, or a unique start of one, such as 03): the tracked files of the
+# checkout are copied to build/mutants/NAME/src, the patch is applied
+# there (git apply), the module is built for KVER (default
+# IPOIB_KVER or 6.12.117+deb12-amd64; W=1, and a warning counts as a
+# failed build; the test build, TEST_HOOKS=1, where the header says
+# Hooks: 1 or a test needs it), and each of its Tests runs from this
+# checkout with that module:
+#   IPOIB_VM_TAG=mut-NAME selftests/T.sh --module build/mutants/NAME/src/build/KVER[-hooks]/ib_ipoib.ko
+# The first test that fails a check kills the mutant: the check is the
+# first "not ok" leaf of that test's subtest, and the mutant's later
+# tests do not run. A mutant that does not apply or build is reported as
+# such, not as killed; so is a test that failed without a failed check
+# (its boot went wrong: "error"). The logs are in build/mutants/NAME/.
+# At the end a table (mutant | concern | killed by | symmetric) is
+# printed and written to build/mutants/table.txt (rewritten after each
+# mutant, so an interrupted run keeps what it measured).
+#   --build-only  apply and build only (no VM): does each mutant build?
+#   --list        the mutants and their headers; nothing is built
+#   --kver KVER   the kernel to build for (and to boot)
+#   MUTANTS_JOBS  make -j for the builds (default: the number of CPUs)
+# Exits 0 whatever the mutants did (it is a measurement), 2 on bad usage.
+#
+# A patch starts with comment lines, before its first "diff --git",
+# that this script reads (git apply ignores them):
+#   # SPDX-License-Identifier: GPL-2.0
+#   # Concern: what the defect is about
+#   # What: the defect, in one line
+#   # Tests: selftests/T.sh [selftests/U.sh ...], in the order to run
+#   # Hooks: 0 | 1        (1: the test build, make TEST_HOOKS=1)
+#   # Symmetric: yes | no (yes: both ends of a test run the same code and
+#   #                      may agree with each other; only an independent
+#   #                      peer could tell)
+#   # Note: ... (optional, and lines after it starting "#   ")
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kver=${IPOIB_KVER:-6.12.117+deb12-amd64}
+jobs=${MUTANTS_JOBS:-$(nproc)}
+build_only=
+list=
+
+usage() {
+	sed -n 's/^#   tools\/mutants\/run.sh/usage: tools\/mutants\/run.sh/p' "$0"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build-only) build_only=1; shift ;;
+	--list) list=1; shift ;;
+	--kver)
+		[ $# -ge 2 ] || { usage >&2; exit 2; }
+		kver=$2
+		shift 2
+		;;
+	-h | --help) usage; exit 0 ;;
+	-*) usage >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+
+# the patches to run, in order
+patches=()
+if [ $# -eq 0 ]; then
+	for p in "$here"/[0-9]*.patch; do
+		[ -e "$p" ] && patches+=("$p")
+	done
+else
+	for n in "$@"; do
+		n=${n##*/}
+		n=${n%.patch}
+		if [ -e "$here/$n.patch" ]; then
+			patches+=("$here/$n.patch")
+			continue
+		fi
+		m=()
+		for p in "$here/$n"*.patch; do
+			[ -e "$p" ] && m+=("$p")
+		done
+		if [ ${#m[@]} -ne 1 ]; then
+			echo "run.sh: ${#m[@]} mutants match '$n' (tools/mutants/*.patch)" >&2
+			exit 2
+		fi
+		patches+=("${m[0]}")
+	done
+fi
+[ ${#patches[@]} -gt 0 ] || { echo "run.sh: no mutants in $here" >&2; exit 2; }
+
+# field PATCH KEY: the header's "# KEY: value", before the first diff
+field() {
+	sed -n "/^diff --git /q; s/^# *$2: *//p" "$1" | head -n1
+}
+
+name_of() {
+	local n=${1##*/}
+	echo "${n%.patch}"
+}
+
+if [ -n "$list" ]; then
+	for p in "${patches[@]}"; do
+		printf '%s\n  Concern: %s\n  What: %s\n  Tests: %s\n  Hooks: %s  Symmetric: %s\n' \
+			"$(name_of "$p")" "$(field "$p" Concern)" "$(field "$p" What)" \
+			"$(field "$p" Tests)" "$(field "$p" Hooks)" "$(field "$p" Symmetric)"
+	done
+	exit 0
+fi
+
+outdir=$top/build/mutants
+mkdir -p "$outdir"
+table=$outdir/table.txt
+sep=$'\x1f'	# between the fields of a row
+rows=()	# name, concern, verdict, symmetric
+
+# write_table: the rows so far, as columns, into table.txt
+write_table() {
+	local r w1=6 w2=7 w3=9 a b c d
+	for r in "${rows[@]}"; do
+		IFS=$sep read -r a b c d <<<"$r"
+		[ "${#a}" -le "$w1" ] || w1=${#a}
+		[ "${#b}" -le "$w2" ] || w2=${#b}
+		[ "${#c}" -le "$w3" ] || w3=${#c}
+	done
+	{
+		echo "# mutation lane: $kver, $(date -u +%Y-%m-%dT%H:%MZ)," \
+			"$(git -C "$top" rev-parse --short HEAD 2>/dev/null)$(
+			[ -z "$(git -C "$top" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
+				echo '+changes')"
+		printf '%-*s | %-*s | %-*s | %s\n' "$w1" mutant "$w2" concern \
+			"$w3" "killed by" symmetric
+		for r in "${rows[@]}"; do
+			IFS=$sep read -r a b c d <<<"$r"
+			printf '%-*s | %-*s | %-*s | %s\n' "$w1" "$a" "$w2" "$b" \
+				"$w3" "$c" "$d"
+		done
+	} >"$table"
+}
+
+# copy_tree DST: the checkout's tracked files as they are now
+copy_tree() {
+	local f
+	mkdir -p "$1"
+	(
+		cd "$top" || exit 1
+		git ls-files -z | while IFS= read -r -d '' f; do
+			# (a tracked file deleted in the work tree: not copied)
+			[ -e "$f" ] && printf '%s\0' "$f"
+		done | cpio -0pdm --quiet "$1"
+	)
+}
+
+# first_leaf LOG: the description of the first failed check of the
+# test's subtest (batch.sh indents a test's checks by two spaces)
+first_leaf() {
+	sed -n 's/^  not ok [0-9][0-9]* //p' "$1" | head -n1
+}
+
+# run_mutant PATCH: sets verdict
+verdict=
+run_mutant() {
+	local p=$1 name out src hooks t tn log rc leaf ko skips='' passed=0
+	local -a tests
+	name=$(name_of "$p")
+	out=$outdir/$name
+	src=$out/src
+	hooks=$(field "$p" Hooks)
+	case $hooks in
+	0) hooks= ;;
+	1) ;;
+	*) verdict="bad header: Hooks: '$hooks'"; return ;;
+	esac
+	read -ra tests <<<"$(field "$p" Tests)"
+	if [ ${#tests[@]} -eq 0 ]; then
+		verdict="bad header: no Tests"
+		return
+	fi
+	for t in "${tests[@]}"; do
+		if [ ! -f "$top/$t" ]; then
+			verdict="bad header: no test $t"
+			return
+		fi
+		grep -qx 'TEST_HOOKS=1' "$top/$t" && hooks=1
+	done
+	rm -rf "$out"
+	mkdir -p "$out"
+	echo "# $name: $(field "$p" What)"
+	if ! copy_tree "$src" >"$out/copy.log" 2>&1; then
+		verdict="error: cannot copy the tree (see ${out#"$top"/}/copy.log)"
+		return
+	fi
+	# a repository of its own: git apply then patches this copy, not
+	# the checkout the copy sits in
+	git -C "$src" init -q
+	if ! git -C "$src" apply "$p" >"$out/apply.log" 2>&1; then
+		sed 's/^/#   /' "$out/apply.log"
+		verdict="does not apply"
+		return
+	fi
+	echo "# $name: building for $kver${hooks:+ (TEST_HOOKS=1)}"
+	if ! (cd "$src" && nice -n 19 make -s -j"$jobs" modules KVER="$kver" \
+		${hooks:+TEST_HOOKS=1}) >"$out/build.log" 2>&1; then
+		tail -n 20 "$out/build.log" | sed 's/^/#   /'
+		verdict="build failed"
+		return
+	fi
+	if grep -v 'Skipping BTF generation' "$out/build.log" | grep -q .; then
+		sed 's/^/#   /' "$out/build.log"
+		verdict="build warnings"
+		return
+	fi
+	ko=$src/build/$kver${hooks:+-hooks}/ib_ipoib.ko
+	if [ ! -f "$ko" ]; then
+		verdict="build failed: no ${ko#"$top"/}"
+		return
+	fi
+	if [ -n "$build_only" ]; then
+		verdict="builds (not run)"
+		return
+	fi
+	for t in "${tests[@]}"; do
+		tn=$(basename "$t" .sh)
+		log=$out/$tn.log
+		echo "# $name: $t --module ${ko#"$top"/} (log: ${log#"$top"/})"
+		(cd "$top" && IPOIB_KVER="$kver" IPOIB_VM_TAG="mut-$name" \
+			"./$t" --module "$ko") >"$log" 2>&1
+		rc=$?
+		leaf=$(first_leaf "$log")
+		if [ -n "$leaf" ]; then
+			verdict="$tn: $leaf"
+			return
+		fi
+		case $rc in
+		0) passed=$((passed + 1)) ;;
+		4) skips="$skips $tn" ;;
+		*)
+			leaf=$(sed -n 's/^not ok [0-9][0-9]* //p' "$log" | head -n1)
+			verdict="error: $tn: ${leaf:-exit $rc, no result} (see ${log#"$top"/})"
+			return
+			;;
+		esac
+	done
+	if [ "$passed" -eq 0 ]; then
+		verdict="not run (skipped:$skips)"
+	elif [ -n "$skips" ]; then
+		verdict="survived (skipped:$skips)"
+	else
+		verdict="survived"
+	fi
+}
+
+for p in "${patches[@]}"; do
+	run_mutant "$p"
+	echo "# $(name_of "$p"): $verdict"
+	rows+=("$(name_of "$p")$sep$(field "$p" Concern)$sep$verdict$sep$(field "$p" Symmetric)")
+	write_table
+done
+echo
+cat "$table"
+echo "# table written to ${table#"$top"/}"
+exit 0
