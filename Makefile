@@ -5,6 +5,7 @@
 #   make KVER=6.1.0-56-amd64
 #   make modules_install    install into /lib/modules/KVER/updates + depmod
 #   make lint | unit | fuzz | check | check-debug | coverage | demo | bench
+#   make mutants [MUTANTS="03-qkey ..."]
 
 KVERS_SUPPORTED := 6.12.117+deb12-amd64 6.1.0-56-amd64
 KVER ?= $(firstword $(foreach k,$(KVERS_SUPPORTED),\
@@ -21,7 +22,7 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(OBJDIR) W=$(W) $(if $(TEST_HOOKS),TEST_HOOKS=1) \
 	$(if $(GCOV),IPOIB_GCOV=1)
 
 .PHONY: all modules modules_install clean lint unit fuzz check check-debug coverage demo \
-	bench deps headers
+	bench mutants deps headers
 
 all: modules
 
@@ -69,6 +70,11 @@ check: deps
 # kernel built from linux-source-6.12 (cached outside the checkout).
 check-debug: deps
 	@tools/check-debug.sh
+
+# The mutation lane, not part of make check: the VM selftests against the
+# deliberate defects of tools/mutants/ (all, or MUTANTS=): build/mutants/table.txt
+mutants: deps
+	@tools/mutants/run.sh $(MUTANTS)
 
 # Line coverage of the VM selftests on that kernel (GCOV): build/coverage/
 coverage: deps
