@@ -17,7 +17,8 @@
 #          whose counting by tools/check-lib.sh (make check's) must give
 #          exactly the planted totals.
 # Exits 0 iff every case behaved as expected. One VM run per case, but
-# two for batch; about 200 s in all.
+# two for batch (about 65 s of them); about 135 s in all when no other
+# run holds the machine's slots.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
