@@ -117,6 +117,73 @@ skip() {
 	echo "ok - $1 # SKIP ${2:?skip DESC REASON}"
 }
 
+# pings [--ns NS] [--need K] [--from ADDR] [--log FILE] N [PING-OPTION...]
+#	DEST
+# Sends N echo requests (ping -c N; one every 0.2 s and each reply
+# awaited 5 s unless -i and -W say otherwise) and passes only when K of
+# them (all N by default) were answered: iputils itself exits 0 on any
+# one reply. --from counts only the replies from ADDR, duplicates
+# included (a multicast ping, where the first reply may be our own; ping
+# ends at its Nth first reply, so one more request goes and the replies
+# to the first N count); --need 0 makes traffic and asserts nothing;
+# --log keeps ping's output. A deadline (the N intervals, the wait for
+# the last reply and 5 s) bounds the whole; a failure prints what was
+# sent, received and required, and ping's lines other than replies.
+# Counts from ping's text: no process beyond ping itself (each costs a
+# TCG guest tens of milliseconds).
+pings() {
+	local ns=() need='' from='' logf='' n a prev='' i=0.2 w=5 opts=() out
+	local sent=0 got=0
+	local line re c
+	while :; do
+		case $1 in
+		--ns) ns=(ip netns exec "$2"); shift 2 ;;
+		--need) need=$2; shift 2 ;;
+		--from) from=$2; shift 2 ;;
+		--log) logf=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	n=$1
+	shift
+	need=${need:-$n}
+	for a in "$@"; do
+		case $prev in
+		-i) i=$a ;;
+		-W) w=$a ;;
+		esac
+		prev=$a
+	done
+	[[ " $* " == *" -i "* ]] || opts+=(-i "$i")
+	[[ " $* " == *" -W "* ]] || opts+=(-W "$w")
+	# the deadline in whole seconds: N intervals (i in ms), the last
+	# reply's wait and 5 s; SIGINT, so that ping still prints its counts
+	a=${i#*.}000
+	[[ $i == *.* ]] || a=000
+	i=${i%%.*} w=${w%%.*}
+	a=$((10#${i:-0} * 1000 + 10#${a:0:3}))
+	c=$n
+	[ -z "$from" ] || c=$((n + 1))
+	out=$(timeout -s INT $(((c * a + 999) / 1000 + 10#${w:-0} + 5)) \
+		"${ns[@]}" ping -n -c "$c" "${opts[@]}" "$@" 2>&1)
+	[ -z "$logf" ] || printf '%s\n' "$out" >"$logf"
+	re='([0-9]+) packets transmitted, ([0-9]+) received'
+	[[ $out =~ $re ]] && sent=${BASH_REMATCH[1]} got=${BASH_REMATCH[2]}
+	if [ -n "$from" ]; then
+		got=0
+		re='icmp_seq=([0-9]+) '
+		while IFS= read -r line; do
+			[[ $line == *" bytes from $from"[:%\ ]* && $line =~ $re ]] &&
+				[ "${BASH_REMATCH[1]}" -le "$n" ] && got=$((got + 1))
+		done <<<"$out"
+	fi
+	[ "$got" -ge "$need" ] && return 0
+	echo "pings: $sent sent, $got received${from:+ from $from}, $need required: ping -c $c ${opts[*]} $*"
+	# what went wrong: ping's other lines (errors, its summary)
+	printf '%s\n' "$out" | grep -v ' bytes from .* time=' | tail -n 8
+	return 1
+}
+
 # signal NAME: tell the other guests that this role reached NAME.
 signal() {
 	: >"$VM_FLAGS/$ROLE.$1"

@@ -39,7 +39,7 @@ barrier rxe-up
 
 for peer in $ROLES; do
 	[ "$peer" = "$ROLE" ] && continue
-	check "ping $peer ($(peer_ip "$peer"))" ping -c 3 -W 5 "$(peer_ip "$peer")"
+	check "ping $peer ($(peer_ip "$peer"))" pings 3 -W 5 "$(peer_ip "$peer")"
 done
 
 rdma_link_active() {
