@@ -312,21 +312,27 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
 }
 
 /*
- * The peer's channel we accepted when its REQ crossed ours (s3.3: ours is
- * the smaller address), still waiting for its RTU: the one that will
- * carry our traffic once the peer's REJ of our REQ has come.
+ * The peer's channel we accepted because its REQ crossed @ours (s3.3: we
+ * have the smaller address), still waiting for its RTU: the one that
+ * will carry our traffic once the peer's REJ of our REQ has come. None if
+ * more than one REQ claiming that peer crossed ours: one is forged, and
+ * which one cannot be told.
  */
 static struct ipoib_cm_chan *ipoib_cm_crossing_winner(struct ipoib_cm_peer *peer,
 						      struct ipoib_cm_chan *ours)
 {
-	struct ipoib_cm_chan *chan;
+	struct ipoib_cm_chan *chan, *found = NULL;
 
 	lockdep_assert_held(&peer->priv->cm.mutex);
-	list_for_each_entry(chan, &peer->priv->cm.chans, node)
-		if (chan->peer == peer && chan != ours && !chan->active &&
-		    !chan->rx_only && chan->state == IPOIB_CM_ACCEPTING)
-			return chan;
-	return NULL;
+	list_for_each_entry(chan, &peer->priv->cm.chans, node) {
+		if (chan->peer != peer || chan->crossed != ours ||
+		    chan->state != IPOIB_CM_ACCEPTING)
+			continue;
+		if (found)
+			return NULL;
+		found = chan;
+	}
+	return found;
 }
 
 /*
@@ -341,11 +347,15 @@ static bool ipoib_cm_go_drain(struct ipoib_cm_chan *chan, bool failed,
 {
 	struct ipoib_dev *priv = chan->priv;
 	struct ipoib_cm_peer *peer = chan->peer;
-	struct ipoib_cm_chan *next = NULL;
+	struct ipoib_cm_chan *next = NULL, *other;
 	struct sk_buff_head list;
 	bool destroy_id = false;
 
 	__skb_queue_head_init(&list);
+	/* its memory may be a later channel's: no stale match */
+	list_for_each_entry(other, &priv->cm.chans, node)
+		if (other->crossed == chan)
+			other->crossed = NULL;
 	if (failed) {
 		atomic_long_inc(&priv->counters.cm_failures);
 		if (chan->active)
@@ -471,10 +481,10 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 			return ipoib_cm_go_drain(chan, false, cm_ev);
 		/*
 		 * s3.3, the other order: the peer's REJ of ours (Consumer
-		 * Reject) came before the RTU of its own, which we accepted.
-		 * Nothing failed: what waits for a channel (too big for UD)
-		 * waits for that one, and nothing is sent on it until it is
-		 * live.
+		 * Reject) came before the RTU of the REQ of its that crossed
+		 * ours and that we accepted. Nothing failed: what waits for a
+		 * channel (too big for UD) waits for that one, and nothing is
+		 * sent on it until it is live.
 		 */
 		if (chan->state == IPOIB_CM_CONNECTING && cm_ev &&
 		    cm_ev->event == IB_CM_REJ_RECEIVED &&

@@ -10,7 +10,10 @@
  * has at most one channel it sends on (peer->tx); other channels of the
  * peer only receive: the in-tree model's own connection (rx_only), a
  * second connection the peer opened while ours lives, or our attempt
- * that lost a crossing and waits for the peer's REJ.
+ * that lost a crossing and waits for the peer's REJ. peer->tx may be a
+ * channel not yet live (ours connecting, or the peer's that won a
+ * crossing, waiting for its RTU): packets too big for UD wait for it,
+ * and nothing is sent on it before it is live.
  */
 #ifndef _IPOIB_CM_H
 #define _IPOIB_CM_H
@@ -103,6 +106,10 @@ struct ipoib_cm_chan {
 	bool probation;			/* the peer's last channel failed and
 					 * this one has completed no send yet
 					 */
+	/* ours, CONNECTING when this one's REQ crossed it (s3.3); only
+	 * compared, never followed (cm.mutex)
+	 */
+	const struct ipoib_cm_chan *crossed;
 	struct ib_cm_id *cm_id;		/* cm.mutex; NULL once given back */
 	struct ib_qp *qp;		/* set-up work, then cm.mutex */
 	struct ipoib_cm_rx_ring *rx;	/* its own receive ring, no SRQ */

@@ -379,8 +379,11 @@ static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 		}
 	}
 	chan = ipoib_cm_chan_new(peer, false, !rx_only, GFP_ATOMIC);
-	if (chan)
+	if (chan) {
 		chan->rx_only = rx_only;
+		if (!rx_only && ours && ours->state == IPOIB_CM_CONNECTING)
+			chan->crossed = ours;
+	}
 	return chan;
 }
 
