@@ -240,7 +240,8 @@ dkms_stage() {
 #     check that only some guests make is a leaf of each ("A: DESC"); in a
 #     test of one guest every leaf is "A: DESC".
 #   - A wait for a peer (guest-lib.sh's wait_for) that failed because that
-#     peer had failed first is no leaf: the peer's failure is the one.
+#     peer's script ended after failing, or a guest stopped, is no leaf:
+#     the peer's failure is the one. A wait that timed out is a leaf.
 #   - The test's last leaf, "guests finished, kernel logs clean", fails
 #     for what no check owns: a guest that stopped during the test (a
 #     panic, panic_on_warn's warning, a crash, or a hang until the boot's
@@ -361,12 +362,15 @@ report() {
 		done
 		[ -n "${anyfail[$r]:-}" ] || [ "$(cat "$f.rc")" = 0 ] || own[$r]=1
 	done
-	# a wait that failed because the peer failed first is not counted
+	# a wait that failed because the peer failed first is not counted:
+	# the peer's script ended, having failed, or a guest stopped (a
+	# timeout is the waiter's own failure: checks do not end a script)
 	for r in "${ran[@]}"; do
 		for ((i = 0; i < nres[$r]; i++)); do
 			[ "${rst[$r:$i]}" = fail ] || continue
 			[[ ${rdesc[$r:$i]} =~ $wait_re ]] || continue
-			if [ -n "${own[${BASH_REMATCH[1]}]:-}" ] ||
+			if { [[ ${BASH_REMATCH[2]} == *"script ended without it" ]] &&
+				[ -n "${own[${BASH_REMATCH[1]}]:-}" ]; } ||
 				{ [[ ${BASH_REMATCH[2]} == aborted:* ]] &&
 					[ ${#stopped[@]} -gt 0 ]; }; then
 				demoted[$r:$i]=1

@@ -123,23 +123,24 @@ skip() {
 # awaited 5 s unless -i and -W say otherwise) and passes only when K of
 # them (all N by default) were answered: iputils itself exits 0 on any
 # one reply. --from counts only the replies from ADDR, duplicates
-# included (a multicast ping, where the first reply may be our own; ping
-# ends at its Nth first reply, so one more request goes and the replies
-# to the first N count); --need 0 makes traffic and asserts nothing;
+# included, each request once (a multicast ping, where the first reply
+# may be our own; ping ends at its Nth first reply, so two more requests
+# go, giving the peer's last reply two intervals, and the replies to the
+# first N count); --need 0 makes traffic and asserts nothing;
 # --log keeps ping's output. A deadline (the N intervals, the wait for
 # the last reply and 5 s) bounds the whole; a failure prints what was
 # sent, received and required, and ping's lines other than replies.
 # Counts from ping's text: no process beyond ping itself (each costs a
 # TCG guest tens of milliseconds).
 pings() {
-	local ns=() need='' from='' logf='' n a prev='' i=0.2 w=5 opts=() out
-	local sent=0 got=0
-	local line re c
+	local ns=() need='' from='' byfrom='' logf='' n a prev='' i=0.2 w=5
+	local opts=() out sent=0 got=0 line re c
+	local -A seen=()
 	while :; do
 		case $1 in
 		--ns) ns=(ip netns exec "$2"); shift 2 ;;
 		--need) need=$2; shift 2 ;;
-		--from) from=$2; shift 2 ;;
+		--from) from=${2:?pings --from ADDR}; byfrom=1; shift 2 ;;
 		--log) logf=$2; shift 2 ;;
 		*) break ;;
 		esac
@@ -163,18 +164,23 @@ pings() {
 	i=${i%%.*} w=${w%%.*}
 	a=$((10#${i:-0} * 1000 + 10#${a:0:3}))
 	c=$n
-	[ -z "$from" ] || c=$((n + 1))
-	out=$(timeout -s INT $(((c * a + 999) / 1000 + 10#${w:-0} + 5)) \
+	[ -z "$byfrom" ] || c=$((n + 2))
+	# (-k: a ping stuck in a send that SIGINT does not end)
+	out=$(timeout -k 5 -s INT $(((c * a + 999) / 1000 + 10#${w:-0} + 5)) \
 		"${ns[@]}" ping -n -c "$c" "${opts[@]}" "$@" 2>&1)
 	[ -z "$logf" ] || printf '%s\n' "$out" >"$logf"
 	re='([0-9]+) packets transmitted, ([0-9]+) received'
 	[[ $out =~ $re ]] && sent=${BASH_REMATCH[1]} got=${BASH_REMATCH[2]}
-	if [ -n "$from" ]; then
+	if [ -n "$byfrom" ]; then
 		got=0
 		re='icmp_seq=([0-9]+) '
 		while IFS= read -r line; do
-			[[ $line == *" bytes from $from"[:%\ ]* && $line =~ $re ]] &&
-				[ "${BASH_REMATCH[1]}" -le "$n" ] && got=$((got + 1))
+			[[ $line == *" bytes from $from"[:%\ ]* && $line =~ $re ]] ||
+				continue
+			[ "${BASH_REMATCH[1]}" -le "$n" ] || continue
+			[ -z "${seen[${BASH_REMATCH[1]}]:-}" ] || continue
+			seen[${BASH_REMATCH[1]}]=1
+			got=$((got + 1))
 		done <<<"$out"
 	fi
 	[ "$got" -ge "$need" ] && return 0

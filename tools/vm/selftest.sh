@@ -77,7 +77,7 @@ expect_rc1() {
 }
 
 # the planted tests, in the order of the batch
-planted="leaves failing kmsg_problem hang warn_stop after_a after_b one_guest"
+planted="leaves failing exit_status own_wait kmsg_problem hang warn_stop after_a after_b one_guest"
 
 # results REGEX [FILE]: how many KTAP results of FILE (default $log)
 # match ^ *(not )?ok N REGEX$ (an extended regexp)
@@ -128,7 +128,8 @@ count() {
 	shift 2
 	count=$base/count$#.log
 	# shellcheck disable=SC2016 # expanded by that bash
-	env "$@" CHECK_LOGS="$base" bash -c '. "$1/tools/check-lib.sh"
+	# (not the caller's CHECK_SKIP_FAILS: .ci/run exports it)
+	env -u CHECK_SKIP_FAILS "$@" CHECK_LOGS="$base" bash -c '. "$1/tools/check-lib.sh"
 		check_begin 1
 		tap_report "vm planted" "$2" "$3" "$(date +%s)"
 		check_summary "planted"' _ "$repo" "$l" "$r" >"$count" 2>&1 || true
@@ -228,6 +229,12 @@ for c in $cases; do
 			fail "batch: leaves has a failed leaf"
 		fi
 		expect_fail_once failing 'B: every guest: B fails it'
+		expect_fail_once exit_status \
+			'guests failed or kernel logs not clean: B: exit status 3'
+		expect_n batch "own_wait: A's wait that timed out counts" 1 \
+			'^  not ok [0-9]+ A: wait for B.never \(timeout 3s\)'
+		expect_n batch "own_wait: ... and so does B's failed check" 1 \
+			'^  not ok [0-9]+ B: B alone: fails, and goes on'
 		expect_fail_once kmsg_problem \
 			"guests failed or kernel logs not clean: B: kernel log matches 'unregister_netdevice: waiting': .*planted0.*"
 		expect batch "the boot goes on after kmsg_problem" '^  # Subtest: hang$'
@@ -254,13 +261,13 @@ for c in $cases; do
 			'one_guest: guests booted once for 1 test\(s\), clean outside the tests'
 		# (its own count: the tests and boots)
 		expect batch "batch.sh's totals" \
-			'^# Totals: pass:3 fail:5 xfail:0 xpass:0 skip:2 error:0$'
+			'^# Totals: pass:3 fail:7 xfail:0 xpass:0 skip:2 error:0$'
 		# make check's counting of that output
 		count "$log" "$rc"
 		sed 's/^/    /' "$count"
 		expect batch "make check: its totals" \
-			'^# Totals: pass:14 fail:5 xfail:0 xpass:0 skip:5 error:0$' "$count"
-		expect batch "make check: 14 passed, 5 failed" '^14 passed, 5 failed$' "$count"
+			'^# Totals: pass:16 fail:8 xfail:0 xpass:0 skip:5 error:0$' "$count"
+		expect batch "make check: 16 passed, 8 failed" '^16 passed, 8 failed$' "$count"
 		expect batch "make check: 2 not run" '^# 2 skipped: not run' "$count"
 		expect batch "make check: 3 skipped" '^# 3 skipped ' "$count"
 		expect_n batch "make check names the test of a failed check" 1 \
@@ -269,7 +276,7 @@ for c in $cases; do
 			"warn_stop: guests failed or kernel logs not clean: B: stopped .*WARNING:.*" "$count"
 		count "$log" "$rc" CHECK_SKIP_FAILS=1
 		expect batch "make check in CI: the 3 skipped fail, the 2 not run do not" \
-			'^14 passed, 8 failed$' "$count"
+			'^16 passed, 11 failed$' "$count"
 		pass "batch: took $(($(date +%s) - t0)) s"
 		;;
 	*)
