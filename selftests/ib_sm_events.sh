@@ -79,7 +79,7 @@ outage() {
 	read -r gap _ <<<"$(longest_gap "$2")"
 	lost=$(ping_lost_run /tmp/ping.log "$2")
 	log "$1: the longest time without a reply $gap s; the most requests in a row unanswered: $lost"
-	check "$1: at most 20 requests in a row (1 s) unanswered" \
+	check "$1: at most $((20 * VM_SLOW)) requests in a row ($VM_SLOW s) unanswered" \
 		test "$lost" -le $((20 * VM_SLOW))
 }
 # neighbours flushed on both sides: ARP goes over the broadcast group,
