@@ -91,18 +91,39 @@ check "... and dmesg says why" sh -c \
 qkey_drops() {	# softib1's packets dropped for a wrong Q_Key
 	softib_count softib1 drop_qkey
 }
+# in_8123 DEV: packets DEV received in its 0x8123 table entry (softib
+# counts by the entry a packet matched: both ends could agree on a wrong
+# P_Key, the fabric cannot)
+in_8123() {
+	local n
+	n=$(softib_count "$1" rx_pkey_8123)
+	echo "${n:-0}"
+}
+# carried_8123 N0 N1: each port received at least 3 more there
+carried_8123() {
+	local a b
+	a=$(in_8123 softib0) b=$(in_8123 softib1)
+	log "received in P_Key 0x8123: softib0 $1 -> $a, softib1 $2 -> $b"
+	[ "$a" -ge $(($1 + 3)) ] && [ "$b" -ge $(($2 + 3)) ]
+}
 drops=$(qkey_drops)
+p0=$(in_8123 softib0) p1=$(in_8123 softib1)
 check "datagram: ping over partition 0x0123 (Q_Key 0x12345678)" \
 	pings 3 -i 0.3 -W 5 10.31.0.2
+check "... the fabric carried it with P_Key 0x8123, both ways" \
+	carried_8123 "$p0" "$p1"
 check "datagram: ... and over the default partition" \
 	pings 3 -i 0.3 -W 5 10.30.0.2
 check "... no packet dropped for its Q_Key" test "$(qkey_drops)" -eq "$drops"
 echo connected >"/sys/class/net/$c0/mode"
 ip netns exec b sh -c "echo connected >/sys/class/net/$c1/mode"
+p0=$(in_8123 softib0) p1=$(in_8123 softib1)
 check "connected: ping with 20000 bytes over partition 0x0123" \
 	pings 3 -i 0.3 -W 5 -s 20000 10.31.0.2
 check "... over an RC connection in the partition (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${c0}_cm"
+check "... the fabric carried it with P_Key 0x8123, both ways" \
+	carried_8123 "$p0" "$p1"
 
 # Containers: two children of softib0's one port, each made inside its
 # own namespace, talk to each other: two UD QPs (then two RC QPs) of the

@@ -17,8 +17,13 @@
 # checkout with that module:
 #   IPOIB_VM_TAG=mut-NAME selftests/T.sh --module build/mutants/NAME/src/build/KVER[-hooks]/ib_ipoib.ko
 # The first test that fails a check kills the mutant: the check is the
-# first "not ok" leaf of that test's subtest, and the mutant's later
-# tests do not run. A mutant that does not apply or build is reported as
+# first "not ok" leaf of that test's subtest that passes on the
+# unmutated tree, and the mutant's later tests do not run. That is the
+# baseline: the first time a test has a failed check, the same test runs
+# once with the module built from the unpatched copy (build/mutants/
+# baseline/); a check that fails there too kills nothing ("fails
+# unmutated too"). A survivor whose tests skipped checks says how many
+# ("N checks skipped"): what they would have checked was not. A mutant that does not apply or build is reported as
 # such, not as killed; so is a test that failed without a failed check
 # (its boot went wrong: "error"). The logs are in build/mutants/NAME/.
 # At the end a table (mutant | concern | killed by | symmetric) is
@@ -158,16 +163,93 @@ copy_tree() {
 	)
 }
 
-# first_leaf LOG: the description of the first failed check of the
+# failed_leaves LOG: the descriptions of the failed checks of the
 # test's subtest (batch.sh indents a test's checks by two spaces)
-first_leaf() {
-	sed -n 's/^  not ok [0-9][0-9]* //p' "$1" | head -n1
+failed_leaves() {
+	sed -n 's/^  not ok [0-9][0-9]* //p' "$1"
+}
+
+# skipped_leaves LOG: how many of the subtest's checks were skipped
+skipped_leaves() {
+	grep -c '^  ok [0-9][0-9]* .* # SKIP' "$1"
+}
+
+# build_tree SRC HOOKS LOG: make the module in SRC (W=1 is the
+# Makefile's; a warning counts as a failure); sets verdict on failure
+build_tree() {
+	if ! (cd "$1" && nice -n 19 make -s -j"$jobs" modules KVER="$kver" \
+		${2:+TEST_HOOKS=1}) >"$3" 2>&1; then
+		tail -n 20 "$3" | sed 's/^/#   /'
+		verdict="build failed"
+		return 1
+	fi
+	if grep -v 'Skipping BTF generation' "$3" | grep -q .; then
+		sed 's/^/#   /' "$3"
+		verdict="build warnings"
+		return 1
+	fi
+	if [ ! -f "$1/build/$kver${2:+-hooks}/ib_ipoib.ko" ]; then
+		verdict="build failed: no ib_ipoib.ko"
+		return 1
+	fi
+}
+
+# run_test T KO LOG TAG: one selftest with that module; its exit status
+run_test() {
+	(cd "$top" && IPOIB_KVER="$kver" IPOIB_VM_TAG="$4" \
+		"./$1" --module "$2") >"$3" 2>&1
+}
+
+# baseline T HOOKS: sets base_fails to a file with the failed checks of
+# T on the unmutated tree, one per line (build/mutants/baseline/
+# T[-hooks].fails; T runs once per lane run, the copy is built once per
+# HOOKS)
+declare -A base_done=()
+base_fails=
+baseline() {
+	local t=$1 hooks=$2 b=$outdir/baseline tn key rc
+	tn=$(basename "$t" .sh)${hooks:+-hooks}
+	key=$tn
+	base_fails=$b/$tn.fails
+	if [ -z "${base_done[$key]:-}" ]; then
+		if [ -z "${base_done[copy]:-}" ]; then
+			rm -rf "$b"
+			mkdir -p "$b"
+			if ! copy_tree "$b/src" >"$b/copy.log" 2>&1; then
+				base_done[$key]=error
+				return 1
+			fi
+			base_done[copy]=1
+		fi
+		if [ -z "${base_done[build$hooks]:-}" ]; then
+			echo "# baseline: building the unmutated tree${hooks:+ (TEST_HOOKS=1)}"
+			if ! build_tree "$b/src" "$hooks" "$b/build${hooks:+-hooks}.log"; then
+				base_done[$key]=error
+				return 1
+			fi
+			base_done[build$hooks]=1
+		fi
+		echo "# baseline: $t on the unmutated tree (log: ${b#"$top"/}/$tn.log)"
+		run_test "$t" "$b/src/build/$kver${hooks:+-hooks}/ib_ipoib.ko" \
+			"$b/$tn.log" mut-baseline
+		rc=$?
+		failed_leaves "$b/$tn.log" >"$b/$tn.fails"
+		# a boot that went wrong measured nothing
+		case $rc in
+		0 | 4) base_done[$key]=ok ;;
+		*)
+			base_done[$key]=error
+			[ -s "$b/$tn.fails" ] && base_done[$key]=ok
+			;;
+		esac
+	fi
+	[ "${base_done[$key]}" = ok ]
 }
 
 # run_mutant PATCH: sets verdict
 verdict=
 run_mutant() {
-	local p=$1 name out src hooks t tn log rc leaf ko skips='' passed=0
+	local p=$1 name out src hooks t tn log rc leaf ko skips='' both='' passed=0 nskip=0
 	local -a tests
 	name=$(name_of "$p")
 	out=$outdir/$name
@@ -206,22 +288,8 @@ run_mutant() {
 		return
 	fi
 	echo "# $name: building for $kver${hooks:+ (TEST_HOOKS=1)}"
-	if ! (cd "$src" && nice -n 19 make -s -j"$jobs" modules KVER="$kver" \
-		${hooks:+TEST_HOOKS=1}) >"$out/build.log" 2>&1; then
-		tail -n 20 "$out/build.log" | sed 's/^/#   /'
-		verdict="build failed"
-		return
-	fi
-	if grep -v 'Skipping BTF generation' "$out/build.log" | grep -q .; then
-		sed 's/^/#   /' "$out/build.log"
-		verdict="build warnings"
-		return
-	fi
+	build_tree "$src" "$hooks" "$out/build.log" || return
 	ko=$src/build/$kver${hooks:+-hooks}/ib_ipoib.ko
-	if [ ! -f "$ko" ]; then
-		verdict="build failed: no ${ko#"$top"/}"
-		return
-	fi
 	if [ -n "$build_only" ]; then
 		verdict="builds (not run)"
 		return
@@ -230,13 +298,22 @@ run_mutant() {
 		tn=$(basename "$t" .sh)
 		log=$out/$tn.log
 		echo "# $name: $t --module ${ko#"$top"/} (log: ${log#"$top"/})"
-		(cd "$top" && IPOIB_KVER="$kver" IPOIB_VM_TAG="mut-$name" \
-			"./$t" --module "$ko") >"$log" 2>&1
+		run_test "$t" "$ko" "$log" "mut-$name"
 		rc=$?
-		leaf=$(first_leaf "$log")
-		if [ -n "$leaf" ]; then
-			verdict="$tn: $leaf"
-			return
+		nskip=$((nskip + $(skipped_leaves "$log")))
+		if [ -n "$(failed_leaves "$log")" ]; then
+			if ! baseline "$t" "$hooks"; then
+				verdict="error: no baseline for $tn (see build/mutants/baseline/)"
+				return
+			fi
+			leaf=$(failed_leaves "$log" | grep -vxF -f "$base_fails" | head -n1)
+			if [ -n "$leaf" ]; then
+				verdict="$tn: $leaf"
+				return
+			fi
+			# every failed check fails unmutated too: not a kill
+			both="$both $tn"
+			continue
 		fi
 		case $rc in
 		0) passed=$((passed + 1)) ;;
@@ -248,13 +325,16 @@ run_mutant() {
 			;;
 		esac
 	done
-	if [ "$passed" -eq 0 ]; then
+	if [ -n "$both" ]; then
+		verdict="survived (failed only what fails unmutated too:$both)"
+	elif [ "$passed" -eq 0 ]; then
 		verdict="not run (skipped:$skips)"
 	elif [ -n "$skips" ]; then
 		verdict="survived (skipped:$skips)"
 	else
 		verdict="survived"
 	fi
+	[ "$nskip" -eq 0 ] || verdict="$verdict; $nskip checks skipped"
 }
 
 for p in "${patches[@]}"; do

@@ -69,6 +69,12 @@ struct softib_counters {
 	atomic64_t lost_cm_rtu;		/* lost on purpose: lose_cm_rtu */
 	/* port events dispatched, in softib_main.c's softib_events order */
 	atomic64_t events[SOFTIB_EVENT_KINDS];
+	/*
+	 * received, by the P_Key table entry they matched: which partition
+	 * a packet travelled in, which both ends of a link cannot tell
+	 * when they make the same mistake
+	 */
+	atomic64_t rx_pkey[SOFTIB_PKEYS];
 };
 
 struct softib_port {

@@ -313,6 +313,12 @@ static int softib_counters_show(struct seq_file *m, void *unused)
 	for (i = 0; i < ARRAY_SIZE(softib_events); i++)
 		seq_printf(m, "%-14s %lld\n", softib_events[i].name,
 			   atomic64_read(&c->events[i]));
+	/* one row per table entry that received: rx_pkey_<its P_Key> */
+	for (i = 0; i < SOFTIB_PKEYS; i++)
+		if (atomic64_read(&c->rx_pkey[i]))
+			seq_printf(m, "rx_pkey_%04x   %lld\n",
+				   READ_ONCE(sdev->port.pkeys[i]),
+				   atomic64_read(&c->rx_pkey[i]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(softib_counters);

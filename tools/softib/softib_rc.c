@@ -407,6 +407,7 @@ void softib_rc_recv(struct softib_dev *sdev, struct softib_qp *qp,
 		atomic64_inc(&port->stats.drop_len);
 	} else {
 		atomic64_inc(&port->stats.rx_packets);
+		atomic64_inc(&port->stats.rx_pkey[qp->pkey_index]);
 	}
 	softib_cq_push(qp->rcq, &wc);
 	if (rc) {
