@@ -185,7 +185,12 @@ check "... softib1's driver resolved its path to softib0 again: DLID 0x0020" \
 	wait_until 10 eval "path1 | grep -q 'complete: yes DLID: 0x0020 '"
 t1=$(date +%s.%N)
 check "... datagram traffic" wait_until 20 reply_after /tmp/ping.log "$t1"
-log "LID change: first datagram reply $(first_reply_after "$t0") s after the new LID"
+lidr=$(first_reply_after "$t0")
+log "LID change: first datagram reply $lidr s after the new LID"
+# softib1's replies go to softib0's old LID until its driver resolves the
+# path again: that must follow the event, not a timer
+check "... the first datagram reply within $((2 * VM_SLOW)) s of the new LID" \
+	awk -v r="$lidr" -v b=$((2 * VM_SLOW)) 'BEGIN { exit !(r != "" && r < b) }'
 check "... connected mode carries 20000 bytes again" \
 	wait_until 30 pings 1 -W 2 -s 20000 10.30.0.2
 log "LID change: connected mode back after $(echo "$(date +%s.%N) - $t0" | bc) s"
