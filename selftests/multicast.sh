@@ -104,9 +104,10 @@ B)
 esac
 # Send-only groups are bounded (max_sendonly, here 256): A sends one
 # datagram to each of 256 groups it never joins, then, once they are
-# joined, to 44 more: each of those makes the least recently used joined
-# one leave (older send-only groups from before first, then the first of
-# the 256); the last 256 stay, and nothing is dropped.
+# joined, to one more, then to 43 more: each of those makes the least
+# recently used joined one leave (older send-only groups from before
+# first, then the first of the 256); the last 256 stay, and nothing is
+# dropped.
 sendonly() {	# sendonly N: N send-only groups in debugfs, all joined
 	test "$(grep 'send_only: yes' "$mcg" | grep -c 'complete: yes')" = "$1" &&
 		test "$(grep -c 'send_only: yes' "$mcg")" = "$1"
@@ -142,8 +143,16 @@ if [ "$ROLE" = A ]; then
 	echo 256 >$param
 	send_to 0 256
 	check "256 send-only groups, joined" wait_until $((10 * VM_SLOW)) sendonly 256
-	send_to 256 44
-	check "... and 44 more: 256 once the least recently used have left" \
+	ev1=$(stat_of mcast_sendonly_evicted)
+	send_to 256 1
+	# (the 257th: at the bound exactly, one leaves for it)
+	evicted_since() {	# evicted_since N: more than N evicted now
+		[ "$(stat_of mcast_sendonly_evicted)" -gt "$1" ]
+	}
+	check "... and one more: 256, the least recently used one has left" \
+		wait_until $((10 * VM_SLOW)) eval "sendonly 256 && evicted_since $ev1"
+	send_to 257 43
+	check "... and 43 more: 256 once the least recently used have left" \
 		wait_until $((10 * VM_SLOW)) sendonly 256
 	# (an older one may leave as idle, after 60 s unused, not evicted)
 	ev=$(($(stat_of mcast_sendonly_evicted) - ev0))
