@@ -217,7 +217,7 @@ for n in 1 2; do
 		home_clean "c$n"
 done
 check "c1 works at home: up, carrier" sh -c "ip link set c1 up &&
-	for i in \$(seq 75); do grep -qx 1 /sys/class/net/c1/carrier && exit 0; sleep 0.2; done; exit 1"
+	for i in \$(seq 75); do grep -qx 1 /sys/class/net/c1/carrier && exit 0; sleep 0.2; done; exit 1"  # (the poll)
 check "c1 and c2 delete" sh -c "ip link del c1 && ip link del c2"
 
 # a user-namespace container owning a child
@@ -226,7 +226,7 @@ own_netns() {	# own_netns PID: PID has unshared its network namespace
 }
 container_checks() {
 	ip link add link "$ifc" name c3 type ipoib
-	unshare -Urn sleep 120 &
+	unshare -Urn sleep 120 &	# a process that owns the namespaces (not a wait)
 	upid=$!
 	check "the container's namespaces exist" wait_until 5 own_netns "$upid"
 	check "c3 moves into the container" ip link set c3 netns "$upid"

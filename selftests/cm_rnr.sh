@@ -85,7 +85,7 @@ while time.time() < end:
 		s.sendto(d, ("10.21.0.2", 9))
 	except OSError:
 		pass
-	time.sleep(0.01)' &
+	time.sleep(0.01)  # pacing' &
 	blaster=$!
 	wait "$tcp"
 	base=$(per_second /tmp/tcp.json 1 7)

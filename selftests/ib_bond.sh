@@ -259,7 +259,7 @@ s = socket.socket(2, 2); s.settimeout(0.5)
 while not os.path.exists("/tmp/udp.stop"):
 	try: s.sendto(bytes(20000), ("10.40.0.1", 9999))
 	except OSError: pass
-	time.sleep(0.05)' &
+	time.sleep(0.05)  # pacing' &
 udp=$!
 rx_over() {	# rx_over N: more than N octets received on our active port
 	[ "$(cat "/sys/class/net/$a1/statistics/rx_bytes")" -gt "$1" ]

@@ -110,7 +110,7 @@ drops=$(qkey_drops)
 p0=$(in_8123 softib0) p1=$(in_8123 softib1)
 check "datagram: ping over partition 0x0123 (Q_Key 0x12345678)" \
 	pings 3 -i 0.3 -W 5 10.31.0.2
-check "... the fabric carried it with P_Key 0x8123, both ways" \
+check "... the fabric carried the datagrams with P_Key 0x8123, both ways" \
 	carried_8123 "$p0" "$p1"
 check "datagram: ... and over the default partition" \
 	pings 3 -i 0.3 -W 5 10.30.0.2
@@ -122,7 +122,7 @@ check "connected: ping with 20000 bytes over partition 0x0123" \
 	pings 3 -i 0.3 -W 5 -s 20000 10.31.0.2
 check "... over an RC connection in the partition (debugfs: live)" \
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${c0}_cm"
-check "... the fabric carried it with P_Key 0x8123, both ways" \
+check "... the fabric carried the connection's data with P_Key 0x8123, both ways" \
 	carried_8123 "$p0" "$p1"
 
 # Containers: two children of softib0's one port, each made inside its

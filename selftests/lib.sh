@@ -90,7 +90,7 @@ wait_until() {
 	shift
 	until "$@"; do
 		[ "$EPOCHSECONDS" -ge $end ] && return 1
-		sleep 0.2
+		sleep 0.2	# the poll
 	done
 }
 

@@ -65,7 +65,7 @@ def send(group, port, ifname, count):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
     for i in range(count):
         s.sendto(b'ipoib multicast %d' % i, (group, port))
-        time.sleep(0.05)
+        time.sleep(0.05)  # pacing
 
 
 def sniff(group, port, ifname, seconds, count=0):

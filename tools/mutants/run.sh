@@ -15,17 +15,21 @@
 # failed build; the test build, TEST_HOOKS=1, where the header says
 # Hooks: 1 or a test needs it), and each of its Tests runs from this
 # checkout with that module:
-#   IPOIB_VM_TAG=mut-NAME selftests/T.sh --module build/mutants/NAME/src/build/KVER[-hooks]/ib_ipoib.ko
-# The first test that fails a check kills the mutant: the check is the
-# first "not ok" leaf of that test's subtest that passes on the
-# unmutated tree, and the mutant's later tests do not run. That is the
-# baseline: the first time a test has a failed check, the same test runs
-# once with the module built from the unpatched copy (build/mutants/
-# baseline/); a check that fails there too kills nothing ("fails
-# unmutated too"). A survivor whose tests skipped checks says how many
-# ("N checks skipped"): what they would have checked was not. A mutant that does not apply or build is reported as
-# such, not as killed; so is a test that failed without a failed check
-# (its boot went wrong: "error"). The logs are in build/mutants/NAME/.
+#   IPOIB_VM_TAG=mut-NAME selftests/T.sh \
+#     --module build/mutants/NAME/src/build/KVER[-hooks]/ib_ipoib.ko
+# The first test that fails a check kills the mutant, and the mutant's
+# later tests do not run. The check is the first failed leaf of that
+# test's subtest that passed on the unmutated tree: the first time a test
+# fails a check, the same test runs once with the module built from an
+# unpatched copy (build/mutants/baseline/). Checks are matched by name
+# without the guests' prefix, numbers as 0, and the occurrence of the
+# name in the test. Where every failed check failed there too, the test
+# kills nothing; where the first such check was never reached there, the
+# mutant is "unconfirmed". A survivor whose tests skipped checks says how
+# many ("N checks skipped"). A mutant that does not apply or build is
+# reported as such, not as killed; so is a test that failed without a
+# failed check (its boot went wrong: "error"). The logs are in
+# build/mutants/NAME/.
 # At the end a table (mutant | concern | killed by | symmetric) is
 # printed and written to build/mutants/table.txt (rewritten after each
 # mutant, so an interrupted run keeps what it measured).
@@ -163,15 +167,28 @@ copy_tree() {
 	)
 }
 
-# failed_leaves LOG: the descriptions of the failed checks of the
-# test's subtest (batch.sh indents a test's checks by two spaces)
-failed_leaves() {
-	sed -n 's/^  not ok [0-9][0-9]* //p' "$1"
+# leaves LOG: the checks of the test's subtest (batch.sh indents them by
+# two spaces), one per line: "ok|fail|skip<TAB>KEY<TAB>DESC", where KEY is
+# DESC without its guests' prefix and with each number as 0 (values a
+# run measured), then "#K" for the K-th check of that KEY (names repeat
+# within a test)
+leaves() {
+	awk '/^  (not )?ok [0-9]+ / {
+		st = $1 == "not" ? "fail" : "ok"
+		d = $0
+		sub(/^  (not )?ok [0-9]+ /, "", d)
+		if (d ~ / # SKIP/)
+			st = "skip"
+		k = d
+		sub(/^[A-Z](,[A-Z])*: /, "", k)
+		gsub(/[0-9]+/, "0", k)
+		printf "%s\t%s#%d\t%s\n", st, k, ++n[k], d
+	}' "$1"
 }
 
-# skipped_leaves LOG: how many of the subtest's checks were skipped
-skipped_leaves() {
-	grep -c '^  ok [0-9][0-9]* .* # SKIP' "$1"
+# failed_leaves LOG: the descriptions of the failed checks
+failed_leaves() {
+	leaves "$1" | awk -F'\t' '$1 == "fail" { print $3 }'
 }
 
 # build_tree SRC HOOKS LOG: make the module in SRC (W=1 is the
@@ -200,50 +217,56 @@ run_test() {
 		"./$1" --module "$2") >"$3" 2>&1
 }
 
-# baseline T HOOKS: sets base_fails to a file with the failed checks of
-# T on the unmutated tree, one per line (build/mutants/baseline/
-# T[-hooks].fails; T runs once per lane run, the copy is built once per
-# HOOKS)
+# baseline T HOOKS: sets base_leaves to a file with leaves() of T on the
+# unmutated tree (build/mutants/baseline/T[-hooks].leaves; T runs once
+# per lane run, the copy is built once per HOOKS); false if it cannot
 declare -A base_done=()
-base_fails=
+base_leaves=
 baseline() {
-	local t=$1 hooks=$2 b=$outdir/baseline tn key rc
+	local t=$1 hooks=$2 b=$outdir/baseline tn key
 	tn=$(basename "$t" .sh)${hooks:+-hooks}
 	key=$tn
-	base_fails=$b/$tn.fails
+	base_leaves=$b/$tn.leaves
 	if [ -z "${base_done[$key]:-}" ]; then
+		base_done[$key]=error
 		if [ -z "${base_done[copy]:-}" ]; then
 			rm -rf "$b"
 			mkdir -p "$b"
-			if ! copy_tree "$b/src" >"$b/copy.log" 2>&1; then
-				base_done[$key]=error
-				return 1
-			fi
+			copy_tree "$b/src" >"$b/copy.log" 2>&1 || return 1
 			base_done[copy]=1
 		fi
 		if [ -z "${base_done[build$hooks]:-}" ]; then
 			echo "# baseline: building the unmutated tree${hooks:+ (TEST_HOOKS=1)}"
-			if ! build_tree "$b/src" "$hooks" "$b/build${hooks:+-hooks}.log"; then
-				base_done[$key]=error
+			build_tree "$b/src" "$hooks" "$b/build${hooks:+-hooks}.log" ||
 				return 1
-			fi
 			base_done[build$hooks]=1
 		fi
 		echo "# baseline: $t on the unmutated tree (log: ${b#"$top"/}/$tn.log)"
 		run_test "$t" "$b/src/build/$kver${hooks:+-hooks}/ib_ipoib.ko" \
 			"$b/$tn.log" mut-baseline
-		rc=$?
-		failed_leaves "$b/$tn.log" >"$b/$tn.fails"
-		# a boot that went wrong measured nothing
-		case $rc in
-		0 | 4) base_done[$key]=ok ;;
-		*)
-			base_done[$key]=error
-			[ -s "$b/$tn.fails" ] && base_done[$key]=ok
-			;;
-		esac
+		leaves "$b/$tn.log" >"$base_leaves"
+		base_done[$key]=ok
 	fi
 	[ "${base_done[$key]}" = ok ]
+}
+
+# judge LOG: sets leaf to the first failed check of LOG that passed on
+# the unmutated tree (a kill), else why not: "both" if every failed
+# check failed there too, "unconfirmed: DESC" for the first that the
+# baseline did not pass or fail (it never got there)
+judge() {
+	local st k d bst
+	leaf=
+	while IFS=$'\t' read -r st k d; do
+		[ "$st" = fail ] || continue
+		bst=$(awk -F'\t' -v k="$k" '$2 == k { print $1; exit }' "$base_leaves")
+		case $bst in
+		ok) leaf=$d; return ;;
+		fail) ;;
+		*) [ -n "$leaf" ] || leaf="unconfirmed: $d" ;;
+		esac
+	done < <(leaves "$1")
+	[ -n "$leaf" ] || leaf=both
 }
 
 # run_mutant PATCH: sets verdict
@@ -300,20 +323,26 @@ run_mutant() {
 		echo "# $name: $t --module ${ko#"$top"/} (log: ${log#"$top"/})"
 		run_test "$t" "$ko" "$log" "mut-$name"
 		rc=$?
-		nskip=$((nskip + $(skipped_leaves "$log")))
+		nskip=$((nskip + $(leaves "$log" | grep -c '^skip')))
 		if [ -n "$(failed_leaves "$log")" ]; then
 			if ! baseline "$t" "$hooks"; then
 				verdict="error: no baseline for $tn (see build/mutants/baseline/)"
 				return
 			fi
-			leaf=$(failed_leaves "$log" | grep -vxF -f "$base_fails" | head -n1)
-			if [ -n "$leaf" ]; then
-				verdict="$tn: $leaf"
+			judge "$log"
+			case $leaf in
+			both)
+				# every failed check fails unmutated too
+				both="$both $tn"
+				continue
+				;;
+			unconfirmed:*)
+				verdict="$tn: $leaf (the unmutated tree's run did not get there)"
 				return
-			fi
-			# every failed check fails unmutated too: not a kill
-			both="$both $tn"
-			continue
+				;;
+			esac
+			verdict="$tn: $leaf"
+			return
 		fi
 		case $rc in
 		0) passed=$((passed + 1)) ;;

@@ -70,9 +70,9 @@ struct softib_counters {
 	/* port events dispatched, in softib_main.c's softib_events order */
 	atomic64_t events[SOFTIB_EVENT_KINDS];
 	/*
-	 * received, by the P_Key table entry they matched: which partition
-	 * a packet travelled in, which both ends of a link cannot tell
-	 * when they make the same mistake
+	 * received by UD, RC and UC QPs, by the P_Key table entry they
+	 * matched: which partition data travelled in, which both ends of a
+	 * link cannot tell when they make the same mistake
 	 */
 	atomic64_t rx_pkey[SOFTIB_PKEYS];
 };

@@ -225,7 +225,9 @@ static void softib_deliver_qp(struct softib_dev *sdev, struct softib_qp *qp,
 		atomic64_inc(&port->stats.drop_len);
 	} else {
 		atomic64_inc(&port->stats.rx_packets);
-		atomic64_inc(&port->stats.rx_pkey[pkey_index]);
+		/* data only: QP1 takes any P_Key of the table, QP0 none */
+		if (qp->ibqp.qp_type == IB_QPT_UD)
+			atomic64_inc(&port->stats.rx_pkey[pkey_index]);
 	}
 	softib_cq_push(qp->rcq, &wc);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);

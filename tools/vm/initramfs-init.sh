@@ -15,7 +15,7 @@ export PATH=/bin
 die() {
 	echo "initramfs: FATAL: $*" >/dev/console
 	poweroff -f
-	sleep 5
+	sleep 5	# until the power goes
 	exit 1
 }
 

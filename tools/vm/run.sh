@@ -153,7 +153,7 @@ else
 		if flock -n 8; then exec 9>&-; break; fi
 		[ -n "$waited" ] || echo "run.sh: waiting for a slot ($lock, $lock.1)"
 		waited=1
-		sleep 0.5
+		sleep 0.5	# the poll
 	done
 fi
 if [ -z "$out" ]; then
@@ -333,7 +333,7 @@ wait_listening() {
 	for i in $(seq 100); do
 		[ -n "$(ss -Htln "sport = :$1")" ] && return 0
 		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
+		sleep 0.1	# the poll
 	done
 	return 1
 }
@@ -362,7 +362,7 @@ else
 		>"$out/vde.log" 2>&1 || die "vde_switch failed: $(cat "$out/vde.log")"
 	for _ in $(seq 50); do
 		[ -s "$netdir/vde.pid" ] && [ -S "$netdir/switch/ctl" ] && break
-		sleep 0.1
+		sleep 0.1	# the poll
 	done
 	vde_pid=$(cat "$netdir/vde.pid" 2>/dev/null) || die "vde_switch did not start"
 	i=0
@@ -418,7 +418,7 @@ while :; do
 		done
 		break
 	fi
-	sleep 0.5
+	sleep 0.5	# the poll
 done
 qpid=()
 cleanup

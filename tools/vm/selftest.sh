@@ -180,13 +180,17 @@ for c in $cases; do
 		kill -TERM "$pid"
 		wait "$pid" || rc=$?
 		sed 's/^/    /' "$log"
-		sleep 1
 		if [ "$rc" -ne 0 ]; then
 			pass "term: run.sh exits $rc"
 		else
 			fail "term: run.sh exits 0"
 		fi
-		# Processes of that run are recognisable by its output directory.
+		# Processes of that run are recognisable by its output directory;
+		# run.sh has waited for its QEMUs: give stragglers 5 s to go.
+		for _ in $(seq 50); do
+			pgrep -f -- "$base/term/" >/dev/null || break
+			sleep 0.1	# the poll
+		done
 		left=$(pgrep -af -- "$base/term/" || true)
 		vde=$(sed -n 's/^run.sh: .*vde_switch \(.*\)$/\1/p' "$log")
 		if [ -n "$vde" ]; then
