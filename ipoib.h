@@ -255,6 +255,16 @@ struct ipoib_fabric_ops {
 			struct sa_path_rec *rec);
 	/* The link's speed in Mbit/s or SPEED_UNKNOWN (under RTNL). */
 	u32 (*link_speed)(struct ipoib_dev *priv);
+	/*
+	 * Can a peer's unicast to our address arrive, and can our sends
+	 * resolve their next hop (process context)? 0: yes. -EAGAIN: not
+	 * yet, and it comes by itself (RoCE: IPv6 duplicate address
+	 * detection of GID 0's address on the underlay); -ENOENT: GID 0
+	 * is no address there (yet, or ever); -EADDRINUSE: never, until
+	 * the administrator acts. @why (@len) then says what waits.
+	 * Carrier waits for 0. NULL: always 0.
+	 */
+	int (*link_ready)(struct ipoib_dev *priv, char *why, size_t len);
 };
 
 extern const struct ipoib_fabric_ops ipoib_fabric_ib;
@@ -606,6 +616,9 @@ struct ipoib_dev {
 	unsigned int mcast_evicted;	/* ... of them evicted, still here */
 	struct ipoib_mcast *broadcast;
 	struct delayed_work mcast_work;
+	/* polls fabric->link_ready while carrier waits for it (no RTNL) */
+	struct delayed_work link_wait_work;
+	unsigned long link_wait_since;	/* jiffies, 0: not waiting */
 	spinlock_t mcast_sched_lock;	/* orders mcast_work (re)scheduling */
 	/* the broadcast group's IB MTU: written under RTNL, READ_ONCE without */
 	unsigned int mcast_mtu;

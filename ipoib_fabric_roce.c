@@ -126,9 +126,11 @@ static void ipoib_roce_path_cancel(struct ipoib_dev *priv,
 
 /*
  * A link-local GID in EUI-64 form (a RoCE port's default GID) names its
- * MAC: no round trip, nothing to wait for (the underlay's neighbour entry
- * may be gone after a link flap, and resolving it again takes an ND
- * exchange that a lost solicitation stretches by a second or more).
+ * MAC: the path needs no round trip (the underlay's neighbour entry may
+ * be gone after a link flap, and resolving it again takes an ND exchange
+ * that a lost solicitation stretches by a second or more). A hardware
+ * HCA sends to that MAC; soft-RoCE sends through the host's IP stack,
+ * which still resolves the neighbour itself before the first packet.
  */
 static bool ipoib_roce_path_local(struct ipoib_dev *priv,
 				  struct ipoib_path *path)
@@ -314,6 +316,58 @@ static void ipoib_roce_cm_path(struct ipoib_dev *priv, struct ipoib_path *path,
 	rec->reversible = 1;
 }
 
+/*
+ * Our hardware address names GID 0, whose IPv6 address lives on the
+ * underlay. While that address is tentative (RFC 4862 s5.4: duplicate
+ * address detection, 1 to 2 s after the link comes up by default) the
+ * host's IP stack drops RoCE v2 packets to it, and sends no neighbour
+ * solicitation from it: nothing unicast works either way. An IPv4
+ * address has no such wait.
+ */
+static int ipoib_roce_link_ready(struct ipoib_dev *priv, char *why,
+				 size_t len)
+{
+	netdevice_tracker tracker;
+	struct net_device *ndev;
+	struct in6_addr addr;
+	union ib_gid gid;
+	struct net *net;
+	int ret = 0;
+
+	ipoib_local_gid(priv, &gid);
+	memcpy(&addr, gid.raw, sizeof(addr));
+	if (ipv6_addr_v4mapped(&addr))
+		return 0;
+	ndev = ipoib_roce_underlay(priv, &tracker);
+	if (IS_ERR(ndev))
+		return 0;	/* the port's own checks say what is wrong */
+	net = dev_net(ndev);
+	/* an optimistic address (RFC 4429) cannot solicit either */
+	if (ipv6_chk_addr_and_flags(net, &addr, ndev, false, 1,
+				    IFA_F_TENTATIVE | IFA_F_OPTIMISTIC))
+		goto out;
+	if (ipv6_chk_addr_and_flags(net, &addr, ndev, false, 1,
+				    IFA_F_DADFAILED)) {
+		ret = -EAGAIN;
+		snprintf(why, len,
+			 "duplicate address detection of %pI6c on %s",
+			 &addr, netdev_name(ndev));
+	} else if (ipv6_chk_addr_and_flags(net, &addr, ndev, false, 1, 0)) {
+		ret = -EADDRINUSE;
+		snprintf(why, len,
+			 "%pI6c is a duplicate on %s (DAD failed): no unicast",
+			 &addr, netdev_name(ndev));
+	} else {
+		ret = -ENOENT;
+		snprintf(why, len,
+			 "GID 0 (%pI6c) is not an address of %s: unicast to this interface cannot arrive",
+			 &addr, netdev_name(ndev));
+	}
+out:
+	netdev_put(ndev, &tracker);
+	return ret;
+}
+
 /* RoCE runs at the speed of the Ethernet netdev under it. */
 static u32 ipoib_roce_link_speed(struct ipoib_dev *priv)
 {
@@ -342,4 +396,5 @@ const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.mcast_leave	= ipoib_roce_mcast_leave,
 	.cm_path	= ipoib_roce_cm_path,
 	.link_speed	= ipoib_roce_link_speed,
+	.link_ready	= ipoib_roce_link_ready,
 };

@@ -704,29 +704,106 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
 	return skipped;
 }
 
+/* how often carrier looks again while the link is not ready */
+#define IPOIB_LINK_POLL		(HZ / 100 ?: 1)
+#define IPOIB_LINK_POLL_SLOW	HZ	/* where the administrator must act */
+/* GID 0 no address of the link: it may be on its way, or never come */
+#define IPOIB_LINK_ABSENT_WAIT	(3 * HZ)
+
 /*
- * Carrier follows the broadcast group (RFC 4391 s5: joining it forms the
- * link); the UD MTU is the group's MTU minus the encapsulation header.
+ * Whether carrier may come on as far as the fabric goes: 0, or the
+ * jiffies after which to look again; *@ready is what link_ready said,
+ * @why what waits. Any context that may sleep; it only reads
+ * link_wait_since.
+ */
+static unsigned long ipoib_link_wait(struct ipoib_dev *priv, char *why,
+				     size_t len, int *ready)
+{
+	const struct ipoib_fabric_ops *f = priv->fabric;
+	unsigned long since = READ_ONCE(priv->link_wait_since);
+
+	*ready = f->link_ready ? f->link_ready(priv, why, len) : 0;
+	switch (*ready) {
+	case 0:
+		return 0;
+	case -ENOENT:
+		/* no address to wait for: carrier as the group says, later */
+		if (since && time_after(jiffies, since + IPOIB_LINK_ABSENT_WAIT))
+			return 0;
+		return IPOIB_LINK_POLL;
+	case -EADDRINUSE:
+		return IPOIB_LINK_POLL_SLOW;
+	default:
+		return IPOIB_LINK_POLL;
+	}
+}
+
+/* Look again, without RTNL, until the link is ready; then mcast_work. */
+static void ipoib_mcast_link_wait_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      link_wait_work.work);
+	unsigned long again;
+	char why[128];
+	int ready;
+
+	again = ipoib_link_wait(priv, why, sizeof(why), &ready);
+	if (again)
+		queue_delayed_work(system_wq, &priv->link_wait_work, again);
+	else
+		ipoib_mcast_schedule(priv, 0);
+}
+
+/*
+ * Carrier means the interface can deliver: it follows the broadcast
+ * group (RFC 4391 s5: joining it forms the link) and, where the fabric
+ * has one, the unicast reachability of our own address (link_ready).
+ * It comes on only once the group is joined, and stays on while the
+ * group is joined again behind the old membership (REJOINING). The UD
+ * MTU is the group's MTU minus the encapsulation header.
  */
 static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 {
 	struct ipoib_mcast *bc = priv->broadcast;
 	struct net_device *dev = priv->dev;
+	unsigned long again, since;
+	char why[128];
+	int ready;
 
 	if (!up || !bc || (bc->state != IPOIB_MCAST_JOINED &&
-			   bc->state != IPOIB_MCAST_REJOINING)) {
+			   (bc->state != IPOIB_MCAST_REJOINING ||
+			    !netif_carrier_ok(dev)))) {
+		WRITE_ONCE(priv->link_wait_since, 0);
 		if (netif_carrier_ok(dev))
 			netif_carrier_off(dev);
 		return;
 	}
 	ipoib_apply_mtu(priv);
-	if (!netif_carrier_ok(dev)) {
+	if (netif_carrier_ok(dev))
+		return;
+	since = priv->link_wait_since;
+	again = ipoib_link_wait(priv, why, sizeof(why), &ready);
+	if (again) {
+		if (!since) {
+			WRITE_ONCE(priv->link_wait_since, jiffies ?: 1);
+			netdev_info(dev, "joined the broadcast group; carrier waits for %s\n",
+				    why);
+		}
+		queue_delayed_work(system_wq, &priv->link_wait_work, again);
+		return;
+	}
+	if (ready == -ENOENT)
+		netdev_warn(dev, "%s; carrier on anyway\n", why);
+	WRITE_ONCE(priv->link_wait_since, 0);
+	if (since)
+		netdev_info(dev, "carrier on (MTU %u), %u ms after the broadcast group was joined\n",
+			    dev->mtu, jiffies_to_msecs(jiffies - since));
+	else
 		netdev_info(dev, "joined the broadcast group, carrier on (MTU %u)\n",
 			    dev->mtu);
-		set_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags);
-		netif_carrier_on(dev);
-		ipoib_mtu_hint(priv);
-	}
+	set_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags);
+	netif_carrier_on(dev);
+	ipoib_mtu_hint(priv);
 }
 
 /*
@@ -1109,6 +1186,7 @@ void ipoib_mcast_init(struct ipoib_dev *priv)
 	INIT_LIST_HEAD(&priv->mcast_so_list);
 	hash_init(priv->mcast_hash);
 	INIT_DELAYED_WORK(&priv->mcast_work, ipoib_mcast_work);
+	INIT_DELAYED_WORK(&priv->link_wait_work, ipoib_mcast_link_wait_work);
 	priv->mcast_mtu = IPOIB_DEFAULT_IB_MTU;
 }
 
@@ -1125,6 +1203,12 @@ void ipoib_mcast_start(struct ipoib_dev *priv)
 void ipoib_mcast_stop(struct ipoib_dev *priv)
 {
 	clear_bit(IPOIB_FLAG_OPER_UP, &priv->flags);
+	/*
+	 * It takes no RTNL; only mcast_work, not running while we hold
+	 * RTNL, queues it; once it is gone nothing queues mcast_work but
+	 * what finds OPER_UP clear
+	 */
+	cancel_delayed_work_sync(&priv->link_wait_work);
 	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
 	ipoib_mcast_run(priv, false, false);
 }

@@ -28,7 +28,9 @@ if ! modprobe bonding max_bonds=0 2>/dev/null; then
 	skip "active-backup bonds over soft-RoCE" "no bonding module in $(uname -r)"
 	finish
 fi
-# eth1 on eth0's segment: no ARP answers for eth0's address from it
+# eth1 on eth0's segment: no ARP answers for eth0's address from it; no
+# DAD on eth1, only to save its 1-2 s at the first up (the flaps of eth0
+# below keep the default, and lifecycle.sh asserts recovery with it)
 sysctl -qw net.ipv4.conf.eth1.arp_ignore=1 net.ipv6.conf.eth1.accept_dad=0
 # 1500-octet underlays (the vde_switch that puts four NICs on one segment
 # carries no larger frames): RoCE MTU 1024, UD MTU 1020, IPv4 only

@@ -6,7 +6,8 @@
 # and iperf3 TCP both ways, the connection visible in debugfs and rdma
 # resource, multicast above the UD MTU (ICMPv6 Packet Too Big, then
 # fragments), a switch back and forth under iperf3 that TCP survives, an
-# underlay flap with traffic back within a second, and the
+# underlay flap with traffic back within two seconds of the underlay
+# carrying unicast again, and the
 # peer's module unloaded in the middle of a connected transfer.
 # shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
@@ -113,7 +114,8 @@ check "connections were made" \
 
 # A's underlay goes down and up, twice: A's connection to B and B's to A
 # are both broken or stale; traffic is back within two seconds of the
-# port's ACTIVE, without a datapath restart. (Within one in datagram mode:
+# underlay carrying unicast again (its address out of DAD), without a
+# datapath restart. (Within one in datagram mode:
 # here B may first send on its end of a connection that failed while A's
 # link was down, until its RC retries give up; over 6.1's rxe that took
 # up to 1.2 s.)

@@ -94,37 +94,75 @@ wait_until() {
 	done
 }
 
-# flap_ms IP: take the underlay (eth0) down for 0.3 s and up again while
-# pinging IP every 20 ms; prints the milliseconds from eth0 up (rxe's port
-# ACTIVE) to the first reply, or nothing if none came within 10 s
+# usable_since T IFC: after T, poll every 10 ms until eth0's link-local
+# address is out of duplicate address detection (the underlay can carry
+# unicast RoCE again) and IFC has carrier; prints the milliseconds from T
+# to each, "USABLE CARRIER" ("-" for one not seen within 10 s)
+usable_since() {
+	local t=$1 u=- c=- now
+	while :; do
+		now=$EPOCHREALTIME
+		if [ "$u" = - ] &&
+			ip -6 addr show dev eth0 scope link | grep -q inet6 &&
+			! ip -6 addr show dev eth0 scope link tentative | grep -q inet6; then
+			u=$(awk -v a="$now" -v b="$t" 'BEGIN { printf "%.0f", (a - b) * 1000 }')
+		fi
+		if [ "$c" = - ] && [ "$(cat "/sys/class/net/$2/carrier" 2>/dev/null)" = 1 ]; then
+			c=$(awk -v a="$now" -v b="$t" 'BEGIN { printf "%.0f", (a - b) * 1000 }')
+		fi
+		[ "$u" != - ] && [ "$c" != - ] && break
+		awk -v a="$now" -v b="$t" 'BEGIN { exit !(a - b > 10) }' && break
+		sleep 0.01	# the poll
+	done
+	echo "$u $c"
+}
+
+# flap_ms IFC IP [OUTAGE] [INTERVAL]: take the underlay (eth0) down for
+# OUTAGE seconds (0.3) and up again while pinging IP every INTERVAL (0.02);
+# prints the milliseconds from eth0 up to its IPv6 link-local address
+# leaving duplicate address detection, to IFC's carrier and to the first
+# reply: "USABLE CARRIER REPLY" ("-" for one that did not come in 10 s)
 flap_ms() {
-	local pid t_up
-	ping -D -n -i 0.02 "$1" >/tmp/flap.ping 2>&1 &
+	local pid t_up uc r
+	ping -D -n -i "${4:-0.02}" "$2" >/tmp/flap.ping 2>&1 &
 	pid=$!
 	wait_until 5 flap_reply_after 0 || true
 	ip link set eth0 down
-	sleep 0.3	# the outage
-	t_up=$(date +%s.%N)
+	sleep "${3:-0.3}"	# the outage
+	t_up=$EPOCHREALTIME
 	ip link set eth0 up
+	uc=$(usable_since "$t_up" "$1")
 	wait_until 10 flap_reply_after "$t_up" || true
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null || true
-	awk -v t="$t_up" -F'[][]' '/bytes from/ && $2 > t {
-		printf "%.0f\n", ($2 - t) * 1000; exit }' /tmp/flap.ping
+	r=$(awk -v t="$t_up" -F'[][]' '/bytes from/ && $2 > t {
+		printf "%.0f\n", ($2 - t) * 1000; exit }' /tmp/flap.ping)
+	echo "$uc ${r:--}"
 }
 
-# flap_check IFC IP [S]: the underlay flapped under a ping to IP
-# (flap_ms): a reply within S (default 1) seconds of the port's ACTIVE
-# (state dumped if not), and the carrier of IFC off and on once (no
-# datapath restart once the port is back, which a late one would show
-# within 2 s)
+# flap_check IFC IP [S] [N] [OUTAGE] [INTERVAL]: the underlay flapped N
+# times (1) under a ping to IP (flap_ms, with OUTAGE and INTERVAL): each
+# time carrier came back no earlier than the underlay could carry unicast
+# (its address out of DAD: carrier means the interface can deliver) and a
+# reply came within S (default 1) seconds of that (state dumped if not);
+# and the carrier of IFC went off and on once per flap (no datapath
+# restart once the port is back, which a late one would show within 2 s)
 flap_check() {
-	local flaps t s=${3:-1} dbg=/sys/kernel/debug/ipoib
+	local flaps u c r i n=${4:-1} s=${3:-1} early='' late='' all=''
+	local dbg=/sys/kernel/debug/ipoib
 	flaps=$(cat "/sys/class/net/$1/carrier_changes")
-	t=$(flap_ms "$2")
-	log "underlay flap: first reply ${t:-none} ms after eth0 up"
-	check "underlay flap: a reply within $s s of the port's ACTIVE" \
-		below "$t" $((1000 * s * VM_SLOW))
+	for i in $(seq "$n"); do
+		read -r u c r <<<"$(flap_ms "$1" "$2" "${5:-0.3}" "${6:-0.02}")"
+		all="$all $u/$c/$r"
+		carrier_after_usable "$u" "$c" || early="$early $i"
+		below "$(since_usable "$u" "$r")" $((1000 * s * VM_SLOW)) ||
+			late="$late $i"
+	done
+	log "underlay flaps (outage ${5:-0.3} s, a ping every ${6:-0.02} s): ms after eth0 up to its address usable/carrier/first reply:$all"
+	check "underlay flap${4:+s}: carrier not before the underlay can carry unicast${4:+, all $n}" \
+		test -z "$early"
+	check "underlay flap${4:+s}: a reply within $s s of the underlay carrying unicast${4:+, all $n}" \
+		test -z "$late"
 	if [ "$CHECK_RC" != 0 ]; then
 		ip neigh show dev "$1" | sed 's/^/#   /'
 		sed 's/^/#   /' "$dbg/${1}_path" "$dbg/${1}_cm" 2>/dev/null
@@ -132,8 +170,19 @@ flap_check() {
 		tail -n 20 /tmp/flap.ping | sed 's/^/#   /'
 	fi
 	sleep 2	# the window of the negative check: no late restart
-	check "underlay flap: the carrier went off and on once" \
-		test "$(cat "/sys/class/net/$1/carrier_changes")" = $((flaps + 2))
+	check "underlay flap${4:+s}: the carrier went off and on once${4:+ each time}" \
+		test "$(cat "/sys/class/net/$1/carrier_changes")" = $((flaps + 2 * n))
+}
+
+# carrier_after_usable U C: carrier (C ms) came no earlier than the
+# underlay's address was usable (U ms), within the 10-ms poll of both
+carrier_after_usable() {
+	[ "$1" != - ] && [ "$2" != - ] && [ "$2" -ge $(($1 - 20)) ]
+}
+
+# since_usable U R: R - U, nothing if either is missing
+since_usable() {
+	[ "$1" != - ] && [ "$2" != - ] && echo $(($2 - $1))
 }
 
 flap_reply_after() {

@@ -7,9 +7,12 @@
 #   address change (RFC 4391 s9.4): our IPv4 and IPv6 traffic to it
 #   resumes within a second, because it announces its new address when
 #   it is added after carrier, as NetworkManager adds it;
-# - our underlay goes down and up: traffic is back within a second of
-#   the port's ACTIVE, and the carrier went off and on once (no QP error
-#   and datapath restart once the port is back);
+# - our underlay goes down and up, ten times for a second, with IPv6
+#   duplicate address detection on as distributions have it: carrier
+#   comes back only once the underlay's address can carry unicast, a
+#   ping every 10 ms is answered within a second of that, and the
+#   carrier went off and on once a flap (no QP error and datapath restart
+#   once the port is back);
 # - addresses come and go on the peer's NIC (soft-RoCE GIDs other than
 #   GID 0): its interface keeps carrier;
 # - the peer's NIC takes a new MAC, so soft-RoCE's GID 0 changes: its
@@ -135,7 +138,7 @@ barrier reload-done
 
 # --- our underlay flaps ------------------------------------------------------
 if [ "$ROLE" = A ]; then
-	flap_check "$IFC" 10.20.0.2
+	flap_check "$IFC" 10.20.0.2 1 10 1 0.01
 fi
 barrier flapped
 
