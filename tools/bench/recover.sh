@@ -6,9 +6,16 @@
 # 10 ms (ping -D: a timestamp per reply) while one guest makes the event;
 # tools/bench/watch.py records, on the same guest's clock, when its port,
 # carrier and ICMP counters changed (the guests' clocks are not compared).
-#   flap_MODE     A's underlay goes down and up: from A's port ACTIVE to
-#                 A's carrier and to A's first reply, and from eth0's
-#                 operstate up (linkwatch; rxe cannot send before) to both
+#   flap_MODE     A's underlay goes down and up (IPv6 duplicate address
+#                 detection on, as distributions have it), A pinging
+#                 through the outage: from A's port ACTIVE to A's carrier
+#                 and to A's first reply, from eth0's operstate up
+#                 (linkwatch; rxe cannot send before) to both, from the
+#                 port's ACTIVE to eth0's link-local address (GID 0) out
+#                 of DAD, and from then to the first reply
+#   flapq_MODE    the same flap with nothing sent meanwhile: from GID 0's
+#                 address out of DAD to the first reply of a ping begun
+#                 then
 #   reload_MODE   B unloads and loads ib_ipoib (a new QPN): from B's
 #                 carrier to the first echo request B receives
 #   switch_TO     both guests switch mode: the longest time without a
@@ -121,6 +128,28 @@ put_ms() {
 	fi
 }
 
+# eth0_usable: its link-local address (soft-RoCE's GID 0) is there and
+# out of duplicate address detection: RoCE unicast can flow
+eth0_usable() {
+	ip -6 addr show dev eth0 scope link | grep -q inet6 &&
+		! ip -6 addr show dev eth0 scope link tentative | grep -q inet6
+}
+
+# dad_watch_start FILE: in the background, once eth0_usable, write the
+# time to FILE (DAD_PID); start it while the link is down
+dad_watch_start() {
+	: >"$1"
+	(
+		i=0
+		while ! eth0_usable && [ $i -lt 4000 ]; do
+			sleep 0.005	# the poll
+			i=$((i + 1))
+		done
+		eth0_usable && now >"$1"
+	) &
+	DAD_PID=$!
+}
+
 rxe_port_state() {
 	cat /sys/class/infiniband/rxe0/ports/1/state
 }
@@ -131,20 +160,24 @@ rxe_port_not_active() {
 
 # recover_flap MODE: (A) the underlay down for 0.3 s, then up
 recover_flap() {
-	local name=flap_$1 t_up t_act t_oper t_car t_rep
+	local name=flap_$1 t_up t_act t_oper t_car t_rep t_use
 	if [ "$ROLE" = A ]; then
 		watch_start port=/sys/class/infiniband/rxe0/ports/1/state \
 			oper=/sys/class/net/eth0/operstate \
 			carrier="/sys/class/net/$ifc/carrier"
 		ping_start
+		DAD_PID=
 		if wait_until 10 replied_after 0; then
 			ip link set eth0 down
 			wait_until 5 rxe_port_not_active || true
+			dad_watch_start /tmp/recover.dad
 			sleep 0.3
 			t_up=$(now)
 			ip link set eth0 up
 			wait_until 20 replied_after "$t_up" || true
 		fi
+		[ -z "$DAD_PID" ] || wait "$DAD_PID" || true
+		t_use=$(cat /tmp/recover.dad 2>/dev/null)
 		stop "$PING_PID" "$WATCH_PID"
 		KCLOCK=$(kclock || true)
 		# rxe says "set active" at eth0's NETDEV_UP and again once
@@ -158,6 +191,28 @@ recover_flap() {
 		put_ms "${name}_reply" "$(ms "$t_act" "$t_rep")"
 		put_ms "${name}_oper" "$(ms "$t_act" "$t_oper")"
 		put_ms "${name}_oper_reply" "$(ms "$t_oper" "$t_rep")"
+		put_ms "${name}_usable" "$(ms "$t_act" "$t_use")"
+		put_ms "${name}_usable_reply" "$(ms "$t_use" "$t_rep")"
+	fi
+	barrier "$name" 90
+}
+
+# recover_flap_quiet MODE: (A) the same flap with no traffic during it:
+# a ping begins once GID 0's address is out of DAD
+recover_flap_quiet() {
+	local name=flapq_$1 t_use
+	if [ "$ROLE" = A ]; then
+		ip link set eth0 down
+		wait_until 5 rxe_port_not_active || true
+		dad_watch_start /tmp/recover.dad
+		sleep 0.3
+		ip link set eth0 up
+		wait "$DAD_PID" || true
+		t_use=$(cat /tmp/recover.dad 2>/dev/null)
+		ping_start
+		wait_until 20 replied_after 0 || true
+		stop "$PING_PID"
+		put_ms "${name}_first" "$(ms "$t_use" "$(reply_after 0)")"
 	fi
 	barrier "$name" 90
 }

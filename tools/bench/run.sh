@@ -190,6 +190,12 @@ slub=off
 		"$(val flap_datagram_oper_ms) | $(val flap_connected_oper_ms) |"
 	echo "| link flap: eth0 operstate up to A's first reply |" \
 		"$(val flap_datagram_oper_reply_ms) | $(val flap_connected_oper_reply_ms) |"
+	echo "| link flap: A's port ACTIVE to eth0's address out of DAD |" \
+		"$(val flap_datagram_usable_ms) | $(val flap_connected_usable_ms) |"
+	echo "| link flap, pinging through it: address out of DAD to A's first reply |" \
+		"$(val flap_datagram_usable_reply_ms) | $(val flap_connected_usable_reply_ms) |"
+	echo "| link flap, quiet: address out of DAD to the first reply of a ping begun then |" \
+		"$(val flapq_datagram_first_ms) | $(val flapq_connected_first_ms) |"
 	echo "| peer reload: B's carrier to B's first echo request |" \
 		"$(val reload_datagram_echo_ms) | $(val reload_connected_echo_ms) |"
 	echo "| peer reload: A's longest time without a reply |" \
