@@ -94,27 +94,34 @@ wait_until() {
 	done
 }
 
-# usable_since T IFC: after T, poll every 10 ms until eth0's link-local
-# address is out of duplicate address detection (the underlay can carry
-# unicast RoCE again) and IFC has carrier; prints the milliseconds from T
-# to each, "USABLE CARRIER" ("-" for one not seen within 10 s)
-usable_since() {
-	local t=$1 u=- c=- now
-	while :; do
-		now=$EPOCHREALTIME
-		if [ "$u" = - ] &&
-			ip -6 addr show dev eth0 scope link | grep -q inet6 &&
-			! ip -6 addr show dev eth0 scope link tentative | grep -q inet6; then
-			u=$(awk -v a="$now" -v b="$t" 'BEGIN { printf "%.0f", (a - b) * 1000 }')
-		fi
-		if [ "$c" = - ] && [ "$(cat "/sys/class/net/$2/carrier" 2>/dev/null)" = 1 ]; then
-			c=$(awk -v a="$now" -v b="$t" 'BEGIN { printf "%.0f", (a - b) * 1000 }')
-		fi
-		[ "$u" != - ] && [ "$c" != - ] && break
-		awk -v a="$now" -v b="$t" 'BEGIN { exit !(a - b > 10) }' && break
-		sleep 0.01	# the poll
-	done
-	echo "$u $c"
+# mon_ms KIND T IFC: from /tmp/flap.mon (ip -ts monitor link address),
+# the milliseconds from T to the first event after it of KIND: "usable",
+# eth0's link-local address reported without "tentative" (out of
+# duplicate address detection: the underlay can carry unicast RoCE
+# again), or "carrier", IFC reported with LOWER_UP; nothing if none. The
+# kernel reports both in the order they happened.
+mon_ms() {
+	awk -v kind="$1" -v t="$2" -v ifc="$3" '
+	/^\[/ {
+		ts = substr($1, 2, length($1) - 2)
+		frac = ts
+		sub(/^[^.]*/, "", frac)
+		sub(/\..*/, "", ts)
+		gsub(/[-T:]/, " ", ts)
+		w = mktime(ts) + frac
+		if (w <= t || $2 == "Deleted")
+			next
+		if (kind == "usable" && $3 == "eth0" && $4 == "inet6" &&
+		    $5 ~ /^fe80:/ && $0 !~ /tentative/ && $0 ~ /scope link/) {
+			printf "%.0f\n", (w - t) * 1000
+			exit
+		}
+		if (kind == "carrier" && ($3 == ifc ":" || index($3, ifc "@") == 1) &&
+		    $4 ~ /LOWER_UP/) {
+			printf "%.0f\n", (w - t) * 1000
+			exit
+		}
+	}' /tmp/flap.mon
 }
 
 # flap_ms IFC IP [OUTAGE] [INTERVAL]: take the underlay (eth0) down for
@@ -123,21 +130,25 @@ usable_since() {
 # leaving duplicate address detection, to IFC's carrier and to the first
 # reply: "USABLE CARRIER REPLY" ("-" for one that did not come in 10 s)
 flap_ms() {
-	local pid t_up uc r
+	local pid mon t_up u c r
 	ping -D -n -i "${4:-0.02}" "$2" >/tmp/flap.ping 2>&1 &
 	pid=$!
 	wait_until 5 flap_reply_after 0 || true
+	ip -ts monitor link address >/tmp/flap.mon 2>&1 &
+	mon=$!
 	ip link set eth0 down
 	sleep "${3:-0.3}"	# the outage
 	t_up=$EPOCHREALTIME
 	ip link set eth0 up
-	uc=$(usable_since "$t_up" "$1")
-	wait_until 10 flap_reply_after "$t_up" || true
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null || true
+	wait_until 10 eval "flap_reply_after $t_up && [ -n \"\$(mon_ms usable $t_up $1)\" ] &&
+		[ -n \"\$(mon_ms carrier $t_up $1)\" ]" || true
+	kill "$pid" "$mon" 2>/dev/null
+	wait "$pid" "$mon" 2>/dev/null || true
+	u=$(mon_ms usable "$t_up" "$1")
+	c=$(mon_ms carrier "$t_up" "$1")
 	r=$(awk -v t="$t_up" -F'[][]' '/bytes from/ && $2 > t {
 		printf "%.0f\n", ($2 - t) * 1000; exit }' /tmp/flap.ping)
-	echo "$uc ${r:--}"
+	echo "${u:--} ${c:--} ${r:--}"
 }
 
 # flap_check IFC IP [S] [N] [OUTAGE] [INTERVAL]: the underlay flapped N
@@ -175,7 +186,9 @@ flap_check() {
 }
 
 # carrier_after_usable U C: carrier (C ms) came no earlier than the
-# underlay's address was usable (U ms), within the 10-ms poll of both
+# underlay's address was usable (U ms), give or take the 20 ms between
+# the address's flags changing (what the driver sees, every 10 ms) and
+# the kernel reporting it
 carrier_after_usable() {
 	[ "$1" != - ] && [ "$2" != - ] && [ "$2" -ge $(($1 - 20)) ]
 }

@@ -140,7 +140,7 @@ barrier reload-done
 if [ "$ROLE" = A ]; then
 	flap_check "$IFC" 10.20.0.2 1 10 1 0.01
 fi
-barrier flapped
+barrier flapped $((120 * VM_SLOW))	# ten flaps of 4 to 6 s
 
 # --- addresses on B's underlay: new RoCE GIDs, GID 0 unchanged -------------
 # Every IP address of the NIC adds a GID and a GID change event; only a
