@@ -306,6 +306,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_ADDR_NEW,	/* an address was added: announce it */
 	IPOIB_FLAG_PORT_DOWN,	/* port error: connections are suspect */
 	IPOIB_FLAG_MTU_HINT,	/* said since open: the MTU rules out IPv6 */
+	IPOIB_FLAG_NO_GID_ADDR,	/* GID 0 was no underlay address: no wait */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */

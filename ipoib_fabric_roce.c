@@ -336,7 +336,8 @@ static int ipoib_roce_link_ready(struct ipoib_dev *priv, char *why,
 
 	ipoib_local_gid(priv, &gid);
 	memcpy(&addr, gid.raw, sizeof(addr));
-	if (ipv6_addr_v4mapped(&addr))
+	/* (without IPv6 no address to wait for, and no table to look in) */
+	if (ipv6_addr_v4mapped(&addr) || !ipv6_mod_enabled())
 		return 0;
 	ndev = ipoib_roce_underlay(priv, &tracker);
 	if (IS_ERR(ndev))
@@ -355,12 +356,11 @@ static int ipoib_roce_link_ready(struct ipoib_dev *priv, char *why,
 	} else if (ipv6_chk_addr_and_flags(net, &addr, ndev, false, 1, 0)) {
 		ret = -EADDRINUSE;
 		snprintf(why, len,
-			 "%pI6c is a duplicate on %s (DAD failed): no unicast",
+			 "%pI6c on %s, a duplicate (DAD failed), to be resolved",
 			 &addr, netdev_name(ndev));
 	} else {
 		ret = -ENOENT;
-		snprintf(why, len,
-			 "GID 0 (%pI6c) is not an address of %s: unicast to this interface cannot arrive",
+		snprintf(why, len, "GID 0 (%pI6c) to be an address of %s",
 			 &addr, netdev_name(ndev));
 	}
 out:

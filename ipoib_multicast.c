@@ -722,13 +722,18 @@ static unsigned long ipoib_link_wait(struct ipoib_dev *priv, char *why,
 	const struct ipoib_fabric_ops *f = priv->fabric;
 	unsigned long since = READ_ONCE(priv->link_wait_since);
 
+	why[0] = '\0';
 	*ready = f->link_ready ? f->link_ready(priv, why, len) : 0;
 	switch (*ready) {
 	case 0:
 		return 0;
 	case -ENOENT:
-		/* no address to wait for: carrier as the group says, later */
-		if (since && time_after(jiffies, since + IPOIB_LINK_ABSENT_WAIT))
+		/*
+		 * no address to wait for: carrier as the group says, after a
+		 * grace for one on its way; at once after one never came
+		 */
+		if (test_bit(IPOIB_FLAG_NO_GID_ADDR, &priv->flags) ||
+		    (since && time_after(jiffies, since + IPOIB_LINK_ABSENT_WAIT)))
 			return 0;
 		return IPOIB_LINK_POLL;
 	case -EADDRINUSE:
@@ -747,6 +752,9 @@ static void ipoib_mcast_link_wait_work(struct work_struct *work)
 	char why[128];
 	int ready;
 
+	/* carrier went off, or came on, since: nothing to wait for */
+	if (!READ_ONCE(priv->link_wait_since))
+		return;
 	again = ipoib_link_wait(priv, why, sizeof(why), &ready);
 	if (again)
 		queue_delayed_work(system_wq, &priv->link_wait_work, again);
@@ -774,6 +782,7 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 			   (bc->state != IPOIB_MCAST_REJOINING ||
 			    !netif_carrier_ok(dev)))) {
 		WRITE_ONCE(priv->link_wait_since, 0);
+		cancel_delayed_work(&priv->link_wait_work);
 		if (netif_carrier_ok(dev))
 			netif_carrier_off(dev);
 		return;
@@ -792,8 +801,10 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 		queue_delayed_work(system_wq, &priv->link_wait_work, again);
 		return;
 	}
-	if (ready == -ENOENT)
-		netdev_warn(dev, "%s; carrier on anyway\n", why);
+	if (ready == -ENOENT &&
+	    !test_and_set_bit(IPOIB_FLAG_NO_GID_ADDR, &priv->flags))
+		netdev_warn(dev, "carrier on without %s: unicast to this interface cannot arrive\n",
+			    why);
 	WRITE_ONCE(priv->link_wait_since, 0);
 	if (since)
 		netdev_info(dev, "carrier on (MTU %u), %u ms after the broadcast group was joined\n",

@@ -204,9 +204,15 @@ heard() {	# heard GROUP PORT: of 20 datagrams from softib0, how many b's
 	wait "$pid"
 	received /tmp/sniff
 }
+d0=$(softib_count softib1 drop_dlid)
 n=$(heard 239.1.2.10 5005)
+d1=$(softib_count softib1 drop_dlid)
 check "not a router: softib1's interface hears none of the group ($n of 20)" \
 	test "$n" = 0
+# (the cable brings every datagram to softib1's port, which attached no
+# QP to the group: the drop, not silence, says they were not taken)
+check "... softib1's port dropped the 20 for want of the group (drop_dlid)" \
+	test $((d1 - d0)) -ge 20
 ip -n b link set "$if1" allmulticast on
 check "allmulticast on: the router lists the groups (GetTable) and joins" \
 	wait_until 10 grep -q "GID: $g10 .*complete: yes .*join: non-member" "$mcg1"

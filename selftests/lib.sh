@@ -95,7 +95,8 @@ wait_until() {
 }
 
 # mon_ms KIND T IFC: from /tmp/flap.mon (ip -ts monitor link address),
-# the milliseconds from T to the first event after it of KIND: "usable",
+# "MS LINE": the milliseconds from T to the first event after it of KIND
+# and its line in the file: "usable",
 # eth0's link-local address reported without "tentative" (out of
 # duplicate address detection: the underlay can carry unicast RoCE
 # again), or "carrier", IFC reported with LOWER_UP; nothing if none. The
@@ -113,12 +114,12 @@ mon_ms() {
 			next
 		if (kind == "usable" && $3 == "eth0" && $4 == "inet6" &&
 		    $5 ~ /^fe80:/ && $0 !~ /tentative/ && $0 ~ /scope link/) {
-			printf "%.0f\n", (w - t) * 1000
+			printf "%.0f %d\n", (w - t) * 1000, NR
 			exit
 		}
 		if (kind == "carrier" && ($3 == ifc ":" || index($3, ifc "@") == 1) &&
 		    $4 ~ /LOWER_UP/) {
-			printf "%.0f\n", (w - t) * 1000
+			printf "%.0f %d\n", (w - t) * 1000, NR
 			exit
 		}
 	}' /tmp/flap.mon
@@ -128,12 +129,15 @@ mon_ms() {
 # OUTAGE seconds (0.3) and up again while pinging IP every INTERVAL (0.02);
 # prints the milliseconds from eth0 up to its IPv6 link-local address
 # leaving duplicate address detection, to IFC's carrier and to the first
-# reply: "USABLE CARRIER REPLY" ("-" for one that did not come in 10 s)
+# reply, then the lines of the first two in the kernel's report:
+# "USABLE CARRIER REPLY ULINE CLINE" ("-" for one that did not come in
+# 10 s)
 flap_ms() {
-	local pid mon t_up u c r
+	local pid mon t_up u c r ul cl
 	ping -D -n -i "${4:-0.02}" "$2" >/tmp/flap.ping 2>&1 &
 	pid=$!
 	wait_until 5 flap_reply_after 0 || true
+	# (it may miss the first events of the down, never those of the up)
 	ip -ts monitor link address >/tmp/flap.mon 2>&1 &
 	mon=$!
 	ip link set eth0 down
@@ -144,11 +148,11 @@ flap_ms() {
 		[ -n \"\$(mon_ms carrier $t_up $1)\" ]" || true
 	kill "$pid" "$mon" 2>/dev/null
 	wait "$pid" "$mon" 2>/dev/null || true
-	u=$(mon_ms usable "$t_up" "$1")
-	c=$(mon_ms carrier "$t_up" "$1")
+	read -r u ul <<<"$(mon_ms usable "$t_up" "$1")"
+	read -r c cl <<<"$(mon_ms carrier "$t_up" "$1")"
 	r=$(awk -v t="$t_up" -F'[][]' '/bytes from/ && $2 > t {
 		printf "%.0f\n", ($2 - t) * 1000; exit }' /tmp/flap.ping)
-	echo "${u:--} ${c:--} ${r:--}"
+	echo "${u:--} ${c:--} ${r:--} ${ul:--} ${cl:--}"
 }
 
 # flap_check IFC IP [S] [N] [OUTAGE] [INTERVAL]: the underlay flapped N
@@ -159,13 +163,13 @@ flap_ms() {
 # and the carrier of IFC went off and on once per flap (no datapath
 # restart once the port is back, which a late one would show within 2 s)
 flap_check() {
-	local flaps u c r i n=${4:-1} s=${3:-1} early='' late='' all=''
+	local flaps u c r ul cl i n=${4:-1} s=${3:-1} early='' late='' all=''
 	local dbg=/sys/kernel/debug/ipoib
 	flaps=$(cat "/sys/class/net/$1/carrier_changes")
 	for i in $(seq "$n"); do
-		read -r u c r <<<"$(flap_ms "$1" "$2" "${5:-0.3}" "${6:-0.02}")"
+		read -r u c r ul cl <<<"$(flap_ms "$1" "$2" "${5:-0.3}" "${6:-0.02}")"
 		all="$all $u/$c/$r"
-		carrier_after_usable "$u" "$c" || early="$early $i"
+		carrier_after_usable "$ul" "$cl" || early="$early $i"
 		below "$(since_usable "$u" "$r")" $((1000 * s * VM_SLOW)) ||
 			late="$late $i"
 	done
@@ -185,12 +189,10 @@ flap_check() {
 		test "$(cat "/sys/class/net/$1/carrier_changes")" = $((flaps + 2 * n))
 }
 
-# carrier_after_usable U C: carrier (C ms) came no earlier than the
-# underlay's address was usable (U ms), give or take the 20 ms between
-# the address's flags changing (what the driver sees, every 10 ms) and
-# the kernel reporting it
+# carrier_after_usable ULINE CLINE: the kernel reported the carrier
+# (CLINE of /tmp/flap.mon) after the underlay's address left DAD (ULINE)
 carrier_after_usable() {
-	[ "$1" != - ] && [ "$2" != - ] && [ "$2" -ge $(($1 - 20)) ]
+	[ "$1" != - ] && [ "$2" != - ] && [ "$2" -gt "$1" ]
 }
 
 # since_usable U R: R - U, nothing if either is missing

@@ -120,13 +120,16 @@ else
 		i=$((i + 1))
 	done
 	check "carrier again" carrier_on
-	t0=$(ms)
+	tc=$(ms)
 	e0=$(in_echos)
 	ip addr add 10.20.0.2/24 dev "$IFC"
 	ip addr add fd00:20::2/64 dev "$IFC" nodad
+	# (from the address added: the two ip commands take 0.1 to 0.3 s
+	# under TCG, which is not the driver's)
+	t0=$(ms)
 	t=$(echo_after "$t0" 5000 "$e0")
-	log "A's pings reached us ${t:-not within 5000} ms after carrier"
-	check "A's pings reach us within 1 s of carrier, we sending nothing to A" \
+	log "A's pings reached us ${t:-not within 5000} ms after our address was added, $((t0 - tc)) ms after carrier"
+	check "A's pings reach us within 1 s of our address, added after carrier, we sending nothing to A" \
 		below "$t" $((1000 * VM_SLOW))
 	new=$(cat "/sys/class/net/$IFC/address")
 	log "address before $old, after $new"
