@@ -312,11 +312,13 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
 }
 
 /*
- * The peer's channel we accepted because its REQ crossed @ours (s3.3: we
- * have the smaller address), still waiting for its RTU: the one that
- * will carry our traffic once the peer's REJ of our REQ has come. None if
- * more than one REQ claiming that peer crossed ours: one is forged, and
- * which one cannot be told.
+ * The peer's channel whose REQ crossed @ours (s3.3), still waiting for
+ * its RTU: the one that will carry our traffic now that the peer rejected
+ * our REQ. Either it came while ours was connecting (we have the smaller
+ * address, so we took it), or we had accepted it before ours began and
+ * ours overtook our REP (crossed is unset: the peer, still connecting,
+ * rejected ours). None if more than one REQ claiming that peer qualifies:
+ * one is forged, and which one cannot be told.
  */
 static struct ipoib_cm_chan *ipoib_cm_crossing_winner(struct ipoib_cm_peer *peer,
 						      struct ipoib_cm_chan *ours)
@@ -325,7 +327,8 @@ static struct ipoib_cm_chan *ipoib_cm_crossing_winner(struct ipoib_cm_peer *peer
 
 	lockdep_assert_held(&peer->priv->cm.mutex);
 	list_for_each_entry(chan, &peer->priv->cm.chans, node) {
-		if (chan->peer != peer || chan->crossed != ours ||
+		if (chan->peer != peer || chan->rx_only ||
+		    (chan->crossed && chan->crossed != ours) ||
 		    chan->state != IPOIB_CM_ACCEPTING)
 			continue;
 		if (found)

@@ -14,6 +14,9 @@
 #   REJ the tool answers it with closes B's side cleanly;
 # - REQs crossing (s3.3): both guests start a connection at the same
 #   moment, many times; every time exactly one connection results.
+# - the other order: one side accepts the peer's REQ, then sends, and
+#   its own REQ overtakes its REP; the peer rejects it, and the packet
+#   waits for the peer's connection instead of being dropped.
 # shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=600
@@ -199,6 +202,53 @@ if [ "$ROLE" = A ]; then
 	check "REQs crossed in 12 or more of the two sides' 16 rounds" \
 		test "$c" -ge 12
 fi
+
+# --- our REQ crossing our own REP -------------------------------------------
+# The other order of a crossing: the interface with the smaller address
+# (s3.3: flags zeroed, first octet first), S, accepts L's REQ and only
+# then has a packet of its own for L. Its REQ overtakes its REP (S's
+# eth0 holds back REP MADs alone, 1.5 s: CM attribute 0x0013 at octet 84
+# of a RoCE v2 datagram to QP1), so L, still connecting, rejects it as
+# the loser of a crossing. S's packet must then wait for L's connection,
+# which carries both directions: not be dropped with S's rejected REQ.
+zeroed() {	# an address file's link address with the flags zeroed
+	cut -d: -f2- "$SHARED/addr.$1"
+}
+me=$ROLE other=$([ "$ROLE" = A ] && echo B || echo A)
+if [[ "$(zeroed "$me")" > "$(zeroed "$other")" ]]; then
+	side=L
+else
+	side=S
+fi
+log "rep-cross: $ROLE is $side"
+ip link set "$ifc" down
+ip link set "$ifc" up
+check "rep-cross: carrier" wait_until 15 grep -qx 1 "/sys/class/net/$ifc/carrier"
+ip neigh replace "10.20.0.$peer" dev "$ifc" nud permanent \
+	lladdr "$(cat "$SHARED/addr.$other")"
+if [ "$side" = S ]; then
+	check "rep-cross: S holds back its REP MADs" sh -c "
+		tc qdisc add dev eth0 root handle 1: prio &&
+		tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 1500ms &&
+		tc filter add dev eth0 parent 1: protocol ipv6 u32 \
+			match u16 0x0013 0xffff at 84 flowid 1:3"
+fi
+crossed0=$(stat_of cm_crossed)
+barrier rep-cross-ready
+if [ "$side" = L ]; then
+	check "rep-cross: L's first packet to S is answered" \
+		pings 1 -W 5 -s 20000 "10.20.0.$peer"
+	check "rep-cross: L rejected S's REQ as a crossing" \
+		test $(($(stat_of cm_crossed) - crossed0)) = 1
+else
+	check "rep-cross: S accepts L's REQ" wait_until 10 grep -q accepting "$dbg/${ifc}_cm"
+	check "rep-cross: S's first packet to L, sent then, is answered" \
+		pings 1 -W 5 -s 20000 "10.20.0.$peer"
+	tc -s filter show dev eth0 | sed 's/^/#   /'
+	tc qdisc del dev eth0 root
+fi
+check "rep-cross: one live connection in the end" wait_until 5 one_connection
+barrier rep-crossed
 
 # --- more peers than max_conns, at once --------------------------------------
 # With 8192-entry send queues B's send CQ (at most 32767 entries on rxe)

@@ -131,7 +131,7 @@ mon_ms() {
 # leaving duplicate address detection, to IFC's carrier and to the first
 # reply, then the lines of the first two in the kernel's report:
 # "USABLE CARRIER REPLY ULINE CLINE" ("-" for one that did not come in
-# 10 s)
+# 10 s); the time of the up is left in /tmp/flap.up
 flap_ms() {
 	local pid mon t_up u c r ul cl
 	ping -D -n -i "${4:-0.02}" "$2" >/tmp/flap.ping 2>&1 &
@@ -143,6 +143,7 @@ flap_ms() {
 	ip link set eth0 down
 	sleep "${3:-0.3}"	# the outage
 	t_up=$EPOCHREALTIME
+	echo "$t_up" >/tmp/flap.up
 	ip link set eth0 up
 	wait_until 10 eval "flap_reply_after $t_up && [ -n \"\$(mon_ms usable $t_up $1)\" ] &&
 		[ -n \"\$(mon_ms carrier $t_up $1)\" ]" || true

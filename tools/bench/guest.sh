@@ -326,6 +326,8 @@ iperf_step tcp_eth $eth_ip -O 1
 if want recover; then
 	recover_first
 	recover_flap datagram
+	recover_flap_grid datagram
+	recover_flap_tcp datagram
 	recover_flap_quiet datagram
 	recover_reload datagram
 fi
@@ -367,6 +369,8 @@ verbs_step rc "$RC_SIZE" ib_send_bw -d rxe0 -i 1 -x "$GIDX" -c RC \
 
 if want recover; then
 	recover_flap connected
+	recover_flap_grid connected
+	recover_flap_tcp connected
 	recover_flap_quiet connected
 	recover_reload connected
 	recover_switch datagram

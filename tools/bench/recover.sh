@@ -4,18 +4,23 @@
 # Sourced by tools/bench/guest.sh: how long traffic takes to come back
 # after an event, and the first packet to a new neighbour. A pings B every
 # 10 ms (ping -D: a timestamp per reply) while one guest makes the event;
-# tools/bench/watch.py records, on the same guest's clock, when its port,
-# carrier and ICMP counters changed (the guests' clocks are not compared).
-#   flap_MODE     A's underlay goes down and up (IPv6 duplicate address
-#                 detection on, as distributions have it), A pinging
-#                 through the outage: from A's port ACTIVE to A's carrier
-#                 and to A's first reply, from eth0's operstate up
-#                 (linkwatch; rxe cannot send before) to both, from the
-#                 port's ACTIVE to eth0's link-local address (GID 0) out
-#                 of DAD, and from then to the first reply
-#   flapq_MODE    the same flap with nothing sent meanwhile: from GID 0's
-#                 address out of DAD to the first reply of a ping begun
-#                 then
+# tools/bench/watch.py records, on the same guest's clock, when its
+# carrier and ICMP counters changed, and the flaps read the kernel's own
+# reports (ip monitor; the guests' clocks are not compared). IPv6
+# duplicate address detection stays on, as distributions have it.
+#   flap_MODE     A's underlay down for 0.3 s and up, A pinging through
+#                 the outage: from A's port ACTIVE to A's carrier and to
+#                 A's first reply, from eth0's operstate up (linkwatch;
+#                 rxe cannot send before) to the reply, from the port's
+#                 ACTIVE to eth0's link-local address (GID 0) out of DAD,
+#                 and from then to the first reply
+#   flapg_MODE_O_I  outages of O = 300, 1000 and 5000 ms under pings every
+#                 I = 10 and 100 ms: from the address out of DAD to the
+#                 first reply
+#   flapt_MODE    the same through a 1-s outage with iperf3 TCP running
+#   flapq_MODE    a flap with nothing sent meanwhile: a ping begun the
+#                 moment the address is out of DAD, from its first request
+#                 to its first reply
 #   reload_MODE   B unloads and loads ib_ipoib (a new QPN): from B's
 #                 carrier to the first echo request B receives
 #   switch_TO     both guests switch mode: the longest time without a
@@ -128,28 +133,6 @@ put_ms() {
 	fi
 }
 
-# eth0_usable: its link-local address (soft-RoCE's GID 0) is there and
-# out of duplicate address detection: RoCE unicast can flow
-eth0_usable() {
-	ip -6 addr show dev eth0 scope link | grep -q inet6 &&
-		! ip -6 addr show dev eth0 scope link tentative | grep -q inet6
-}
-
-# dad_watch_start FILE: in the background, once eth0_usable, write the
-# time to FILE (DAD_PID); start it while the link is down
-dad_watch_start() {
-	: >"$1"
-	(
-		i=0
-		while ! eth0_usable && [ $i -lt 4000 ]; do
-			sleep 0.005	# the poll
-			i=$((i + 1))
-		done
-		eth0_usable && now >"$1"
-	) &
-	DAD_PID=$!
-}
-
 rxe_port_state() {
 	cat /sys/class/infiniband/rxe0/ports/1/state
 }
@@ -158,61 +141,114 @@ rxe_port_not_active() {
 	[[ "$(rxe_port_state)" != *ACTIVE* ]]
 }
 
-# recover_flap MODE: (A) the underlay down for 0.3 s, then up
+# plus T MS: T + MS milliseconds, nothing if MS is "-"
+plus() {
+	[ -n "$1" ] && [ "$2" != - ] || return 0
+	awk -v t="$1" -v ms="$2" 'BEGIN { printf "%.6f\n", t + ms / 1000 }'
+}
+
+# after_usable U R: R - U (flap_ms's figures), nothing if one is missing
+after_usable() {
+	[ "$1" != - ] && [ "$2" != - ] && echo $(($2 - $1))
+}
+
+# recover_flap MODE: (A) the underlay down for 0.3 s and up, pinging B
+# every 10 ms through it (flap_ms of selftests/lib.sh: the address's DAD
+# end and our carrier from the kernel's own reports)
 recover_flap() {
-	local name=flap_$1 t_up t_act t_oper t_car t_rep t_use
+	local name=flap_$1 u c r t_up t_act t_oper
 	if [ "$ROLE" = A ]; then
-		watch_start port=/sys/class/infiniband/rxe0/ports/1/state \
-			oper=/sys/class/net/eth0/operstate \
-			carrier="/sys/class/net/$ifc/carrier"
-		ping_start
-		DAD_PID=
-		if wait_until 10 replied_after 0; then
-			ip link set eth0 down
-			wait_until 5 rxe_port_not_active || true
-			dad_watch_start /tmp/recover.dad
-			sleep 0.3
-			t_up=$(now)
-			ip link set eth0 up
-			wait_until 20 replied_after "$t_up" || true
-		fi
-		[ -z "$DAD_PID" ] || wait "$DAD_PID" || true
-		t_use=$(cat /tmp/recover.dad 2>/dev/null)
-		stop "$PING_PID" "$WATCH_PID"
+		read -r u c r _ <<<"$(flap_ms "$ifc" "$ib_ip" 0.3 0.01)"
+		t_up=$(cat /tmp/flap.up)
 		KCLOCK=$(kclock || true)
 		# rxe says "set active" at eth0's NETDEV_UP and again once
 		# linkwatch has it operationally up (NETDEV_CHANGE)
 		t_act=$(kwhen 'rxe0: set active' "$t_up")
 		t_oper=$(kwhen 'rxe0: set active' "$t_act")
-		[ -n "$t_oper" ] || t_oper=$(when oper '^up$' "$t_up")
-		t_car=$(kwhen "$ifc: .*carrier on" "$t_up")
-		t_rep=$(reply_after "$t_up")
-		put_ms "${name}_carrier" "$(ms "$t_act" "$t_car")"
-		put_ms "${name}_reply" "$(ms "$t_act" "$t_rep")"
+		put_ms "${name}_carrier" "$(ms "$t_act" "$(plus "$t_up" "$c")")"
+		put_ms "${name}_reply" "$(ms "$t_act" "$(plus "$t_up" "$r")")"
 		put_ms "${name}_oper" "$(ms "$t_act" "$t_oper")"
-		put_ms "${name}_oper_reply" "$(ms "$t_oper" "$t_rep")"
-		put_ms "${name}_usable" "$(ms "$t_act" "$t_use")"
-		put_ms "${name}_usable_reply" "$(ms "$t_use" "$t_rep")"
+		put_ms "${name}_oper_reply" "$(ms "$t_oper" "$(plus "$t_up" "$r")")"
+		put_ms "${name}_usable" "$(ms "$t_act" "$(plus "$t_up" "$u")")"
+		put_ms "${name}_usable_reply" "$(after_usable "$u" "$r")"
 	fi
 	barrier "$name" 90
 }
 
-# recover_flap_quiet MODE: (A) the same flap with no traffic during it:
-# a ping begins once GID 0's address is out of DAD
+# recover_flap_grid MODE: (A) outages of 0.3, 1 and 5 s, each under pings
+# every 10 and every 100 ms: the first reply after eth0's address is out
+# of DAD, as flapg_MODE_OUTAGE_INTERVAL (both in ms)
+recover_flap_grid() {
+	local o i u r
+	if [ "$ROLE" = A ]; then
+		for o in 0.3 1 5; do
+			for i in 0.01 0.1; do
+				read -r u _ r _ <<<"$(flap_ms "$ifc" "$ib_ip" "$o" "$i")"
+				put_ms "flapg_${1}_$(ms 0 "$o")_$(ms 0 "$i")" \
+					"$(after_usable "$u" "$r")"
+			done
+		done
+	fi
+	barrier "flapg_$1" 300
+}
+
+# recover_flap_tcp MODE: (A) a 1-s outage while iperf3 TCP runs to B and
+# A pings B every 10 ms: the first reply after eth0's address is out of
+# DAD (flapt_MODE), and whether TCP carried on (flapt_MODE_tcp_mbps)
+# shellcheck disable=SC2154 # dir, IPERF_PORT: set by tools/bench/guest.sh
+recover_flap_tcp() {
+	local name=flapt_$1 u r pid mbps
+	if [ "$ROLE" = B ]; then
+		timeout 90 iperf3 -s -1 -B "$ib_ip" -p "$IPERF_PORT" \
+			>"$dir/$name.server.txt" 2>&1 &
+		pid=$!
+		wait_until 20 listening "$IPERF_PORT" || true
+		signal "$name-ready"
+		wait_for A "$name-done" 120 || true
+		wait "$pid" || true
+	else
+		wait_for B "$name-ready" 60 || true
+		iperf3 -J -c "$ib_ip" -p "$IPERF_PORT" -t 12 \
+			>"$dir/$name.client.txt" 2>&1 &
+		pid=$!
+		sleep 2	# TCP under way before the flap
+		read -r u _ r _ <<<"$(flap_ms "$ifc" "$ib_ip" 1 0.01)"
+		wait "$pid" || true
+		signal "$name-done"
+		put_ms "$name" "$(after_usable "$u" "$r")"
+		mbps=$(python3 -c 'import json, sys
+print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' \
+			"$dir/$name.client.txt" 2>/dev/null || true)
+		[ -z "$mbps" ] || put "${name}_tcp_mbps" "$mbps"
+	fi
+	barrier "$name" 120
+}
+
+# recover_flap_quiet MODE: (A) the same flap with nothing sent meanwhile:
+# a ping begins the moment the kernel reports eth0's link-local address
+# out of DAD (ip monitor, read as it comes, no poll); the figure is from
+# its first request to its first reply (that reply's RTT plus the
+# requests before it, 10 ms apart)
 recover_flap_quiet() {
-	local name=flapq_$1 t_use
+	local name=flapq_$1 fd mon line
 	if [ "$ROLE" = A ]; then
 		ip link set eth0 down
 		wait_until 5 rxe_port_not_active || true
-		dad_watch_start /tmp/recover.dad
-		sleep 0.3
-		ip link set eth0 up
-		wait "$DAD_PID" || true
-		t_use=$(cat /tmp/recover.dad 2>/dev/null)
+		exec {fd}< <(exec timeout 30 ip monitor address)
+		mon=$!
+		{ sleep 0.3; ip link set eth0 up; } &	# the outage, listening
+		# shellcheck disable=SC2016 # awk's fields
+		timeout 20 awk '$2 == "eth0" && $3 == "inet6" && $4 ~ /^fe80:/ &&
+			/scope link/ && !/tentative/ { exit }' <&"$fd" || true
 		ping_start
 		wait_until 20 replied_after 0 || true
-		stop "$PING_PID"
-		put_ms "${name}_first" "$(ms "$t_use" "$(reply_after 0)")"
+		stop "$PING_PID" "$mon"
+		exec {fd}<&-
+		wait || true
+		line=$(grep -m1 'bytes from' "$PING_LOG" || true)
+		put_ms "${name}_first" "$(sed -n \
+			's/.*icmp_seq=\([0-9]*\) .* time=\([0-9.]*\) ms.*/\1 \2/p' \
+			<<<"$line" | awk '{ printf "%.0f\n", $2 + ($1 - 1) * 10 }')"
 	fi
 	barrier "$name" 90
 }

@@ -194,7 +194,17 @@ slub=off
 		"$(val flap_datagram_usable_ms) | $(val flap_connected_usable_ms) |"
 	echo "| link flap, pinging through it: address out of DAD to A's first reply |" \
 		"$(val flap_datagram_usable_reply_ms) | $(val flap_connected_usable_reply_ms) |"
-	echo "| link flap, quiet: address out of DAD to the first reply of a ping begun then |" \
+	for o in 300 1000 5000; do
+		for i in 10 100; do
+			echo "| link flap, $o-ms outage, a ping every $i ms: address out of DAD to A's first reply |" \
+				"$(val "flapg_datagram_${o}_${i}_ms") | $(val "flapg_connected_${o}_${i}_ms") |"
+		done
+	done
+	echo "| link flap, 1-s outage under iperf3 TCP: address out of DAD to A's first reply |" \
+		"$(val flapt_datagram_ms) | $(val flapt_connected_ms) |"
+	echo "| ... iperf3 TCP over the 12 s with the flap, Mbit/s |" \
+		"$(val flapt_datagram_tcp_mbps) | $(val flapt_connected_tcp_mbps) |"
+	echo "| link flap, quiet: a ping begun as the address is out of DAD, its first request to its first reply |" \
 		"$(val flapq_datagram_first_ms) | $(val flapq_connected_first_ms) |"
 	echo "| peer reload: B's carrier to B's first echo request |" \
 		"$(val reload_datagram_echo_ms) | $(val reload_connected_echo_ms) |"
