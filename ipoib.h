@@ -307,6 +307,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_PORT_DOWN,	/* port error: connections are suspect */
 	IPOIB_FLAG_MTU_HINT,	/* said since open: the MTU rules out IPv6 */
 	IPOIB_FLAG_NO_GID_ADDR,	/* GID 0 was no underlay address: no wait */
+	IPOIB_FLAG_DUP_GID_ADDR, /* said that GID 0's address is a duplicate */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */

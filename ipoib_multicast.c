@@ -714,7 +714,7 @@ static bool ipoib_mcast_sync_list(struct ipoib_dev *priv)
  * Whether carrier may come on as far as the fabric goes: 0, or the
  * jiffies after which to look again; *@ready is what link_ready said,
  * @why what waits. Any context that may sleep; it only reads
- * link_wait_since.
+ * link_wait_since (and warns once of a duplicate address).
  */
 static unsigned long ipoib_link_wait(struct ipoib_dev *priv, char *why,
 				     size_t len, int *ready)
@@ -737,6 +737,9 @@ static unsigned long ipoib_link_wait(struct ipoib_dev *priv, char *why,
 			return 0;
 		return IPOIB_LINK_POLL;
 	case -EADDRINUSE:
+		/* the administrator must act: say so, once a wait */
+		if (!test_and_set_bit(IPOIB_FLAG_DUP_GID_ADDR, &priv->flags))
+			netdev_warn(priv->dev, "carrier stays off: %s\n", why);
 		return IPOIB_LINK_POLL_SLOW;
 	default:
 		return IPOIB_LINK_POLL;
@@ -806,6 +809,7 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 		netdev_warn(dev, "carrier on without %s: unicast to this interface cannot arrive\n",
 			    why);
 	WRITE_ONCE(priv->link_wait_since, 0);
+	clear_bit(IPOIB_FLAG_DUP_GID_ADDR, &priv->flags);
 	if (since)
 		netdev_info(dev, "carrier on (MTU %u), %u ms after the broadcast group was joined\n",
 			    dev->mtu, jiffies_to_msecs(jiffies - since));

@@ -13,6 +13,9 @@
 #   ping every 10 ms is answered within a second of that, and the
 #   carrier went off and on once a flap (no QP error and datapath restart
 #   once the port is back);
+# - the underlay's address becomes a duplicate (DAD fails): carrier stays
+#   off and the driver says why, until it is resolved; with no address
+#   for GID 0 carrier comes after a 3-s grace, with a warning;
 # - addresses come and go on the peer's NIC (soft-RoCE GIDs other than
 #   GID 0): its interface keeps carrier;
 # - the peer's NIC takes a new MAC, so soft-RoCE's GID 0 changes: its
@@ -144,6 +147,84 @@ if [ "$ROLE" = A ]; then
 	flap_check "$IFC" 10.20.0.2 1 10 1 0.01
 fi
 barrier flapped $((120 * VM_SLOW))	# ten flaps of 4 to 6 s
+
+# --- our underlay's address: a duplicate, then none ---------------------------
+# B takes A's eth0 link-local address (GID 0) as well: A's next DAD of it
+# fails and the kernel marks it dadfailed, so no RoCE unicast can reach
+# A: carrier stays off and the driver says why, until the duplicate is
+# gone and eth0 went down and up (only then is the address tried again).
+# Then A deletes the address: GID 0 stays, yet no unicast can arrive; as
+# on a port without IPv6 where nothing would come, carrier comes after a
+# 3-s grace, with a warning.
+ll_of() {	# eth0's link-local address, with its prefix length
+	ip -6 addr show dev eth0 scope link | awk '/inet6/ { print $2; exit }'
+}
+dadfailed() {
+	ip -6 addr show dev eth0 dadfailed | grep -q inet6
+}
+ifc_carrier() {
+	grep -qx 1 "/sys/class/net/$IFC/carrier"
+}
+klog_count() {	# klog_count REGEX: kernel log lines that match
+	dmesg | grep -c "$1" || true
+}
+if [ "$ROLE" = A ]; then
+	ll=$(ll_of)
+	echo "$ll" >"$SHARED/ll.A"
+	dup=" $IFC: carrier stays off: ${ll%/*} on eth0, a duplicate (DAD failed)"
+	dups=$(klog_count "$dup")
+	signal ll
+	wait_for B dup-added 60
+	ip link set eth0 down
+	ip link set eth0 up
+	check "duplicate underlay address: eth0's DAD of it fails" \
+		wait_until 10 dadfailed
+	sleep 2	# the window of the negative check: the driver looks each second
+	check "... carrier stays off" sh -c "! grep -qx 1 /sys/class/net/$IFC/carrier"
+	check "... and the kernel log says why, once" \
+		test "$(klog_count "$dup")" = $((dups + 1))
+	signal dup-checked
+	wait_for B dup-gone 60
+	ip link set eth0 down
+	ip link set eth0 up
+	check "... gone, and eth0 down and up: carrier" wait_until 15 ifc_carrier
+	check "... and B answers" pings 3 -W 2 10.20.0.2
+	none=" $IFC: carrier on without GID 0 (${ll%/*}) to be an address of eth0"
+	nones=$(klog_count "$none")
+	ip addr del "$ll" dev eth0
+	ip link set "$IFC" down
+	ip link set "$IFC" up
+	check "no underlay address for GID 0: carrier after a grace" \
+		wait_until 15 ifc_carrier
+	check "... of 3 s" sh -c "dmesg | sed -n 's/.* $IFC: carrier on (MTU [0-9]*), \([0-9]*\) ms after.*/\1/p' |
+		tail -n 1 | awk '{ exit !(\$1 >= 3000) }'"
+	check "... with a warning" test "$(klog_count "$none")" = $((nones + 1))
+	ip -ts monitor link address >/tmp/flap.mon 2>&1 &
+	mon=$!
+	t=$EPOCHREALTIME
+	ip addr add "$ll" dev eth0
+	ip link set "$IFC" down
+	ip link set "$IFC" up
+	# shellcheck disable=SC2016 # expanded by eval, at each try
+	check "the address back: carrier" \
+		wait_until 15 eval '[ -n "$(mon_ms carrier "$t" "$IFC")" ]'
+	kill "$mon"
+	wait "$mon" || true
+	read -r _ ul <<<"$(mon_ms usable "$t" "$IFC")"
+	read -r _ cl <<<"$(mon_ms carrier "$t" "$IFC")"
+	check "... not before the address was out of DAD" \
+		carrier_after_usable "${ul:--}" "${cl:--}"
+	check "... and B answers" pings 3 -W 2 10.20.0.2
+else
+	wait_for A ll 60
+	check "B takes A's eth0 address as well" \
+		ip addr add "$(cat "$SHARED/ll.A")" dev eth0 nodad
+	signal dup-added
+	wait_for A dup-checked 60
+	check "... and lets it go" ip addr del "$(cat "$SHARED/ll.A")" dev eth0
+	signal dup-gone
+fi
+barrier dup-done $((60 * VM_SLOW))
 
 # --- addresses on B's underlay: new RoCE GIDs, GID 0 unchanged -------------
 # Every IP address of the NIC adds a GID and a GID change event; only a

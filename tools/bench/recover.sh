@@ -15,8 +15,8 @@
 #                 ACTIVE to eth0's link-local address (GID 0) out of DAD,
 #                 and from then to the first reply
 #   flapg_MODE_O_I  outages of O = 300, 1000 and 5000 ms under pings every
-#                 I = 10 and 100 ms: from the address out of DAD to the
-#                 first reply
+#                 I = 10 and 100 ms: from the first request sent after the
+#                 address is out of DAD to its delivery
 #   flapt_MODE    the same through a 1-s outage with iperf3 TCP running
 #   flapq_MODE    a flap with nothing sent meanwhile: a ping begun the
 #                 moment the address is out of DAD, from its first request
@@ -152,6 +152,25 @@ after_usable() {
 	[ "$1" != - ] && [ "$2" != - ] && echo $(($2 - $1))
 }
 
+# delivered U I: in flap_ms's ping log (a request every I s), the ms from
+# the first request sent after eth0's address left DAD (U ms after the up)
+# to the first reply to that one or a later one: the first such reply's
+# RTT and I for each request before it sent after the DAD end (a
+# request's send time is its reply's time less its RTT)
+delivered() {
+	[ "$1" != - ] || return 0
+	awk -v usable="$(cat /tmp/flap.up)" -v u="$1" -v iv="$2" -F'[][]' '
+	BEGIN { usable += u / 1000 }
+	/bytes from/ && match($0, /time=[0-9.]+/) {
+		rtt = substr($0, RSTART + 5, RLENGTH - 5) / 1000
+		if ($2 - rtt < usable)
+			next
+		n = int(($2 - rtt - usable) / iv)
+		printf "%.0f\n", (rtt + n * iv) * 1000
+		exit
+	}' /tmp/flap.ping
+}
+
 # recover_flap MODE: (A) the underlay down for 0.3 s and up, pinging B
 # every 10 ms through it (flap_ms of selftests/lib.sh: the address's DAD
 # end and our carrier from the kernel's own reports)
@@ -176,16 +195,17 @@ recover_flap() {
 }
 
 # recover_flap_grid MODE: (A) outages of 0.3, 1 and 5 s, each under pings
-# every 10 and every 100 ms: the first reply after eth0's address is out
-# of DAD, as flapg_MODE_OUTAGE_INTERVAL (both in ms)
+# every 10 and every 100 ms: the first request sent after eth0's address
+# is out of DAD to its delivery (delivered), as flapg_MODE_OUTAGE_INTERVAL
+# (both in ms)
 recover_flap_grid() {
-	local o i u r
+	local o i u
 	if [ "$ROLE" = A ]; then
 		for o in 0.3 1 5; do
 			for i in 0.01 0.1; do
-				read -r u _ r _ <<<"$(flap_ms "$ifc" "$ib_ip" "$o" "$i")"
+				read -r u _ <<<"$(flap_ms "$ifc" "$ib_ip" "$o" "$i")"
 				put_ms "flapg_${1}_$(ms 0 "$o")_$(ms 0 "$i")" \
-					"$(after_usable "$u" "$r")"
+					"$(delivered "$u" "$i")"
 			done
 		done
 	fi
@@ -193,11 +213,12 @@ recover_flap_grid() {
 }
 
 # recover_flap_tcp MODE: (A) a 1-s outage while iperf3 TCP runs to B and
-# A pings B every 10 ms: the first reply after eth0's address is out of
-# DAD (flapt_MODE), and whether TCP carried on (flapt_MODE_tcp_mbps)
+# A pings B every 10 ms: the first request sent after eth0's address is
+# out of DAD to its delivery (flapt_MODE), and whether TCP carried on
+# (flapt_MODE_tcp_mbps)
 # shellcheck disable=SC2154 # dir, IPERF_PORT: set by tools/bench/guest.sh
 recover_flap_tcp() {
-	local name=flapt_$1 u r pid mbps
+	local name=flapt_$1 u pid mbps
 	if [ "$ROLE" = B ]; then
 		timeout 90 iperf3 -s -1 -B "$ib_ip" -p "$IPERF_PORT" \
 			>"$dir/$name.server.txt" 2>&1 &
@@ -212,10 +233,10 @@ recover_flap_tcp() {
 			>"$dir/$name.client.txt" 2>&1 &
 		pid=$!
 		sleep 2	# TCP under way before the flap
-		read -r u _ r _ <<<"$(flap_ms "$ifc" "$ib_ip" 1 0.01)"
+		read -r u _ <<<"$(flap_ms "$ifc" "$ib_ip" 1 0.01)"
 		wait "$pid" || true
 		signal "$name-done"
-		put_ms "$name" "$(after_usable "$u" "$r")"
+		put_ms "$name" "$(delivered "$u" 0.01)"
 		mbps=$(python3 -c 'import json, sys
 print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' \
 			"$dir/$name.client.txt" 2>/dev/null || true)
@@ -230,20 +251,19 @@ print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_se
 # its first request to its first reply (that reply's RTT plus the
 # requests before it, 10 ms apart)
 recover_flap_quiet() {
-	local name=flapq_$1 fd mon line
+	local name=flapq_$1 line
 	if [ "$ROLE" = A ]; then
 		ip link set eth0 down
 		wait_until 5 rxe_port_not_active || true
-		exec {fd}< <(exec timeout 30 ip monitor address)
-		mon=$!
+		# (a coprocess: the guests have no /dev/fd for <(...))
+		coproc MON { exec timeout 30 ip monitor address; }
 		{ sleep 0.3; ip link set eth0 up; } &	# the outage, listening
 		# shellcheck disable=SC2016 # awk's fields
 		timeout 20 awk '$2 == "eth0" && $3 == "inet6" && $4 ~ /^fe80:/ &&
-			/scope link/ && !/tentative/ { exit }' <&"$fd" || true
+			/scope link/ && !/tentative/ { exit }' <&"${MON[0]}" || true
 		ping_start
 		wait_until 20 replied_after 0 || true
-		stop "$PING_PID" "$mon"
-		exec {fd}<&-
+		stop "$PING_PID" "$MON_PID"
 		wait || true
 		line=$(grep -m1 'bytes from' "$PING_LOG" || true)
 		put_ms "${name}_first" "$(sed -n \

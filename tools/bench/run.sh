@@ -196,11 +196,11 @@ slub=off
 		"$(val flap_datagram_usable_reply_ms) | $(val flap_connected_usable_reply_ms) |"
 	for o in 300 1000 5000; do
 		for i in 10 100; do
-			echo "| link flap, $o-ms outage, a ping every $i ms: address out of DAD to A's first reply |" \
+			echo "| link flap, $o-ms outage, a ping every $i ms: the first request after the address is out of DAD, to its delivery |" \
 				"$(val "flapg_datagram_${o}_${i}_ms") | $(val "flapg_connected_${o}_${i}_ms") |"
 		done
 	done
-	echo "| link flap, 1-s outage under iperf3 TCP: address out of DAD to A's first reply |" \
+	echo "| link flap, 1-s outage under iperf3 TCP: the same, a ping every 10 ms |" \
 		"$(val flapt_datagram_ms) | $(val flapt_connected_ms) |"
 	echo "| ... iperf3 TCP over the 12 s with the flap, Mbit/s |" \
 		"$(val flapt_datagram_tcp_mbps) | $(val flapt_connected_tcp_mbps) |"
