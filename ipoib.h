@@ -265,6 +265,12 @@ struct ipoib_fabric_ops {
 	 * Carrier waits for 0. NULL: always 0.
 	 */
 	int (*link_ready)(struct ipoib_dev *priv, char *why, size_t len);
+	/*
+	 * GID 0 is gone from the port's table and has not come back
+	 * (process context, no RTNL held; the call may take it): have the
+	 * core place it again. NULL: it comes back by itself.
+	 */
+	void (*gid_restore)(struct ipoib_dev *priv);
 };
 
 extern const struct ipoib_fabric_ops ipoib_fabric_ib;
@@ -594,6 +600,8 @@ struct ipoib_dev {
 	atomic_t tx_bql_unsent;
 	struct delayed_work reset_work;	/* datapath restarts, P_Key changes */
 	struct delayed_work announce_work; /* repeats of the carrier-on notice */
+	struct delayed_work gid_restore_work; /* GID 0 gone: fabric->gid_restore */
+	atomic_t gid_restore_left;	/* its tries left (reset_work sets) */
 	unsigned int announce_left;
 
 	/* address handles whose last reference is gone */
@@ -765,6 +773,7 @@ void ipoib_rtnl_work_queue_on(struct ipoib_dev *priv, struct delayed_work *dw,
 void ipoib_rtnl_work_cancel(struct ipoib_dev *priv, struct delayed_work *dw);
 bool ipoib_rtnl_work_begin(struct ipoib_dev *priv);
 void ipoib_rtnl_work_end(struct ipoib_dev *priv);
+void ipoib_rtnl_work_put(struct ipoib_dev *priv);
 int ipoib_rtnl_init(void);
 void ipoib_rtnl_exit(void);
 

@@ -368,6 +368,12 @@ out:
 	return ret;
 }
 
+/* The core places the default GIDs of the device's netdevs again. */
+static void ipoib_roce_gid_restore(struct ipoib_dev *priv)
+{
+	rdma_roce_rescan_device(priv->ca);
+}
+
 /* RoCE runs at the speed of the Ethernet netdev under it. */
 static u32 ipoib_roce_link_speed(struct ipoib_dev *priv)
 {
@@ -397,4 +403,5 @@ const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.cm_path	= ipoib_roce_cm_path,
 	.link_speed	= ipoib_roce_link_speed,
 	.link_ready	= ipoib_roce_link_ready,
+	.gid_restore	= ipoib_roce_gid_restore,
 };

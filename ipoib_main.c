@@ -190,6 +190,7 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	ipoib_rtnl_work_cancel(priv, &priv->reset_work);
 	ipoib_rtnl_work_cancel(priv, &priv->announce_work);
 	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
+	ipoib_rtnl_work_cancel(priv, &priv->gid_restore_work);
 	ipoib_path_cleanup(priv);
 }
 
@@ -528,6 +529,38 @@ static bool ipoib_qp_broken(struct ipoib_dev *priv)
 	return attr.qp_state != IB_QPS_RTS;
 }
 
+/* how often, and how many times, GID 0 is asked back (20 s in all) */
+#define IPOIB_GID_RESTORE_DELAY	(HZ / 5)
+#define IPOIB_GID_RESTORE_TRIES	100
+
+/*
+ * GID 0 went and has not come back. On RoCE the core deletes the old
+ * default GID and adds the new one (the underlay's new MAC) at once, but
+ * while anyone still holds the old entry (our address handles, until the
+ * port event's leaves and flushes have let them go) its slot is taken:
+ * the add fails (-ENOSPC) and nothing in the core tries again. Ask the
+ * fabric to place it once more, a few times a second (no RTNL here: the
+ * core takes it); the GID change event that follows it does the rest.
+ */
+static void ipoib_gid_restore_work(struct work_struct *work)
+{
+	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
+					      gid_restore_work.work);
+	union ib_gid gid;
+
+	if (READ_ONCE(priv->dev->reg_state) == NETREG_REGISTERED &&
+	    rdma_query_gid(priv->ca, priv->port, 0, &gid)) {
+		priv->fabric->gid_restore(priv);
+		if (atomic_dec_return(&priv->gid_restore_left) > 0)
+			ipoib_rtnl_work_queue(priv, &priv->gid_restore_work,
+					      IPOIB_GID_RESTORE_DELAY);
+		else
+			netdev_warn(priv->dev, "GID 0 did not come back to %s port %u\n",
+				    dev_name(&priv->ca->dev), priv->port);
+	}
+	ipoib_rtnl_work_put(priv);
+}
+
 /*
  * Under RTNL, after a GID table change: GID 0 is our address (on RoCE it
  * follows the underlay's MAC). A new one goes into our hardware address;
@@ -542,8 +575,16 @@ static void ipoib_follow_gid(struct ipoib_dev *priv)
 
 	ret = rdma_query_gid(priv->ca, priv->port, 0, &gid);
 	if (ret) {
-		netdev_warn(priv->dev, "cannot read GID 0 after a GID change: %d\n",
+		netdev_info(priv->dev, "GID 0 is gone (%d): memberships and paths go until it is back\n",
 			    ret);
+		/* let go of what names the old one: its slot is the new one's */
+		ipoib_mcast_port_event(priv);
+		if (priv->fabric->gid_restore) {
+			atomic_set(&priv->gid_restore_left,
+				   IPOIB_GID_RESTORE_TRIES);
+			ipoib_rtnl_work_queue(priv, &priv->gid_restore_work,
+					      IPOIB_GID_RESTORE_DELAY);
+		}
 		return;
 	}
 	if (!memcmp(&gid, &priv->local_gid, sizeof(gid)))
@@ -647,6 +688,7 @@ void ipoib_setup(struct net_device *dev)
 	priv->dev = dev;
 	INIT_LIST_HEAD(&priv->hca_node);
 	INIT_DELAYED_WORK(&priv->reset_work, ipoib_reset_work);
+	INIT_DELAYED_WORK(&priv->gid_restore_work, ipoib_gid_restore_work);
 	ipoib_announce_init(priv);
 
 	dev->netdev_ops = &ipoib_netdev_ops;

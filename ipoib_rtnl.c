@@ -62,11 +62,18 @@ bool ipoib_rtnl_work_begin(struct ipoib_dev *priv)
 
 void ipoib_rtnl_work_end(struct ipoib_dev *priv)
 {
-	struct net_device *dev = priv->dev;
-
 	rtnl_unlock();
+	ipoib_rtnl_work_put(priv);
+}
+
+/*
+ * The end of a work on this queue that takes no RTNL of its own (but may
+ * call into the core, which takes it): its netdev reference goes.
+ */
+void ipoib_rtnl_work_put(struct ipoib_dev *priv)
+{
 	/* the last reference may let unregistration free priv */
-	dev_put(dev);
+	dev_put(priv->dev);
 }
 
 int ipoib_rtnl_init(void)
