@@ -848,6 +848,7 @@ void ipoib_set_ethtool_ops(struct net_device *dev);
 #ifdef IPOIB_TEST_HOOKS
 void ipoib_test_xmit_delay(void);
 void ipoib_test_teardown(void);
+void ipoib_test_exit(void);
 extern unsigned int ipoib_test_restart_gap_ms;
 extern int ipoib_test_stalled_ifindex;
 
@@ -872,6 +873,10 @@ static inline void ipoib_test_restart_gap(void)
 }
 #else
 static inline void ipoib_test_xmit_delay(void)
+{
+}
+
+static inline void ipoib_test_exit(void)
 {
 }
 

@@ -1188,6 +1188,7 @@ out_fs:
 
 static void __exit ipoib_exit(void)
 {
+	ipoib_test_exit();
 	ipoib_neigh_unregister();
 	ipoib_announce_unregister();
 	/* every interface, children too, goes with its device */

@@ -10,12 +10,16 @@
  * transmit frees the rings under that send. test_cm_rx_stall makes the
  * receive side of connected mode stop reposting its buffers, as a peer
  * that stops taking data does (its senders meet RNR NAKs).
+ * test_gid0_hold keeps a reference on an interface's GID 0 table entry
+ * for test_gid0_hold_ms, as another user of the port (an address handle
+ * not yet destroyed) may: a new default GID then finds its slot taken.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/string.h>
 #include <linux/delay.h>
 #include <linux/cpumask.h>
+#include <rdma/ib_cache.h>
 
 #include "ipoib.h"
 
@@ -164,3 +168,72 @@ static const struct kernel_param_ops ipoib_test_rx_nopage_ops = {
 };
 module_param_cb(test_rx_nopage, &ipoib_test_rx_nopage_ops, NULL, 0644);
 MODULE_PARM_DESC(test_rx_nopage, "Test builds: the next N receive refills (NAPI) find no page, as if memory ran out; reads what is left");
+
+/* the held GID 0 entry (test_gid0_lock) and the work that lets it go */
+static const struct ib_gid_attr *ipoib_test_gid0;
+static DEFINE_MUTEX(ipoib_test_gid0_lock);
+
+static unsigned int ipoib_test_gid0_hold_ms = 1000;
+module_param_named(test_gid0_hold_ms, ipoib_test_gid0_hold_ms, uint, 0644);
+MODULE_PARM_DESC(test_gid0_hold_ms, "Test builds: how long test_gid0_hold holds GID 0's entry");
+
+static void ipoib_test_gid0_put(struct work_struct *work)
+{
+	mutex_lock(&ipoib_test_gid0_lock);
+	if (ipoib_test_gid0)
+		rdma_put_gid_attr(ipoib_test_gid0);
+	ipoib_test_gid0 = NULL;
+	mutex_unlock(&ipoib_test_gid0_lock);
+}
+
+static DECLARE_DELAYED_WORK(ipoib_test_gid0_work, ipoib_test_gid0_put);
+
+static int ipoib_test_gid0_hold_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	const struct ib_gid_attr *attr;
+	char name[IFNAMSIZ];
+	struct ipoib_dev *priv;
+	struct net_device *dev;
+	int ret = 0;
+
+	strscpy(name, val, sizeof(name));
+	strim(name);
+	dev = dev_get_by_name(&init_net, name);
+	if (!dev)
+		return -ENODEV;
+	if (!ipoib_is_ipoib(dev)) {
+		dev_put(dev);
+		return -EINVAL;
+	}
+	priv = ipoib_priv(dev);
+	mutex_lock(&ipoib_test_gid0_lock);
+	if (ipoib_test_gid0) {
+		ret = -EBUSY;
+	} else {
+		attr = rdma_get_gid_attr(priv->ca, priv->port, 0);
+		if (IS_ERR(attr)) {
+			ret = PTR_ERR(attr);
+		} else {
+			ipoib_test_gid0 = attr;
+			schedule_delayed_work(&ipoib_test_gid0_work,
+					      msecs_to_jiffies(READ_ONCE(ipoib_test_gid0_hold_ms)));
+		}
+	}
+	mutex_unlock(&ipoib_test_gid0_lock);
+	dev_put(dev);
+	return ret;
+}
+
+static const struct kernel_param_ops ipoib_test_gid0_hold_ops = {
+	.set = ipoib_test_gid0_hold_set,
+};
+module_param_cb(test_gid0_hold, &ipoib_test_gid0_hold_ops, NULL, 0200);
+MODULE_PARM_DESC(test_gid0_hold, "Test builds: write an interface name to hold its GID 0 entry for test_gid0_hold_ms");
+
+/* Module unload: nothing held, nothing queued. */
+void ipoib_test_exit(void)
+{
+	cancel_delayed_work_sync(&ipoib_test_gid0_work);
+	ipoib_test_gid0_put(NULL);
+}

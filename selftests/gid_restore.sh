@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A new GID 0 while the old one is still held, with the test build: on
+# RoCE the core deletes the old default GID and adds the new MAC's at
+# once, and while anyone holds the old entry (an address handle not yet
+# destroyed: here test_gid0_hold, for 2 s) the add fails (-ENOSPC) and the
+# core never tries again. B's NIC takes a new MAC under that hold: GID 0
+# must come back once the hold ends (the driver asks the core to place it
+# again), B's interface must follow it, and A's traffic to B resume. The
+# old MAC comes back the same way at the end.
+# shellcheck disable=SC2317 # functions run through check or wait_until
+GUESTS=2
+VM_SMP=2
+VM_TIMEOUT=300
+TEST_HOOKS=1
+. "$(dirname "$0")/lib.sh"
+
+ipoib_start
+idx=$IDX ifc=$IFC
+param=/sys/module/ib_ipoib/parameters
+gid0=/sys/class/infiniband/rxe0/ports/1/gids/0
+ip addr add "10.20.0.$idx/24" dev "$ifc"
+barrier configured
+
+gid_of_mac() {	# GID 0 of MAC $1 (EUI-64), as sysfs prints it
+	local o
+	IFS=: read -ra o <<<"$1"
+	printf 'fe80:0000:0000:0000:%02x%s:%sff:fe%s:%s%s\n' \
+		$((16#${o[0]} ^ 2)) "${o[1]}" "${o[2]}" "${o[3]}" "${o[4]}" "${o[5]}"
+}
+gid0_is() {
+	[ "$(cat "$gid0" 2>/dev/null)" = "$1" ]
+}
+gid0_absent() {	# unreadable, or the zero GID of an empty slot
+	! grep -q '[1-9a-f]' "$gid0" 2>/dev/null
+}
+addr_follows() {	# our hardware address ends in GID $1
+	local g=${1//:/}
+	tr -d : <"/sys/class/net/$ifc/address" | grep -q "$g\$"
+}
+
+# new_mac NAME MAC: (B) eth0 takes MAC with GID 0 held; (A) pings B after
+new_mac() {
+	local name=$1 mac=$2 gid
+	gid=$(gid_of_mac "$mac")
+	if [ "$ROLE" = B ]; then
+		echo 2000 >"$param/test_gid0_hold_ms"
+		check "$name: GID 0's entry held" sh -c "echo $ifc >$param/test_gid0_hold"
+		ip link set eth0 down && ip link set eth0 address "$mac" &&
+			ip link set eth0 up
+		check "$name: the new MAC's GID 0 finds its slot taken" gid0_absent
+		check "$name: GID 0 is the new MAC's once the hold ended" \
+			wait_until $((10 * VM_SLOW)) gid0_is "$gid"
+		check "$name: our hardware address follows it" \
+			wait_until 10 addr_follows "$gid"
+		check "$name: carrier back" \
+			wait_until 20 grep -qx 1 "/sys/class/net/$ifc/carrier"
+		signal "$name-done"
+	else
+		wait_for B "$name-done" 120
+		check "$name: A's pings to B answered again within 5 s" \
+			pings --need 1 25 -i 0.2 -W 1 10.20.0.2
+	fi
+	barrier "$name-checked"
+}
+
+old=$(cat /sys/class/net/eth0/address)
+new_mac "new MAC" 52:54:00:12:36:02
+new_mac "old MAC back" "$old"
+finish
