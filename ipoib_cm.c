@@ -318,15 +318,25 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
  * address, so we took it), or we had accepted it before ours began and
  * ours overtook our REP (crossed is unset: the peer, still connecting,
  * rejected ours). None if more than one REQ claiming that peer qualifies:
- * one is forged, and which one cannot be told.
+ * one is forged, and which one cannot be told; none unless we have the
+ * smaller address, as only then may the peer reject ours for a crossing
+ * (any other Consumer Reject hands nothing to a REQ that claims its
+ * identity).
  */
 static struct ipoib_cm_chan *ipoib_cm_crossing_winner(struct ipoib_cm_peer *peer,
 						      struct ipoib_cm_chan *ours)
 {
+	struct ipoib_dev *priv = peer->priv;
 	struct ipoib_cm_chan *chan, *found = NULL;
+	u8 local[IPOIB_ADDR_LEN];
+	union ib_gid gid;
 
-	lockdep_assert_held(&peer->priv->cm.mutex);
-	list_for_each_entry(chan, &peer->priv->cm.chans, node) {
+	lockdep_assert_held(&priv->cm.mutex);
+	ipoib_local_gid(priv, &gid);
+	ipoib_cm_peer_addr(local, priv->qp->qp_num, &gid);
+	if (ipoib_lladdr_cmp(local, peer->addr) > 0)
+		return NULL;
+	list_for_each_entry(chan, &priv->cm.chans, node) {
 		if (chan->peer != peer || chan->rx_only ||
 		    (chan->crossed && chan->crossed != ours) ||
 		    chan->state != IPOIB_CM_ACCEPTING)

@@ -334,11 +334,22 @@ static int ipoib_roce_link_ready(struct ipoib_dev *priv, char *why,
 	struct net *net;
 	int ret = 0;
 
+	/*
+	 * A hardware HCA terminates RoCE itself and sends to the MAC of the
+	 * path: a tentative address stops only the host's own IP stack,
+	 * which soft-RoCE's packets go through both ways.
+	 */
+	if (!ib_uses_virt_dma(priv->ca))
+		return 0;
 	ipoib_local_gid(priv, &gid);
 	memcpy(&addr, gid.raw, sizeof(addr));
-	/* (without IPv6 no address to wait for, and no table to look in) */
-	if (ipv6_addr_v4mapped(&addr) || !ipv6_mod_enabled())
+	if (ipv6_addr_v4mapped(&addr))
 		return 0;
+	/* (no table to look in: ipv6.disable=1) */
+	if (!ipv6_mod_enabled()) {
+		snprintf(why, len, "an IPv6 stack for GID 0 (%pI6c)", &addr);
+		return -ENOENT;
+	}
 	ndev = ipoib_roce_underlay(priv, &tracker);
 	if (IS_ERR(ndev))
 		return 0;	/* the port's own checks say what is wrong */

@@ -191,6 +191,8 @@ static void ipoib_ndo_uninit(struct net_device *dev)
 	ipoib_rtnl_work_cancel(priv, &priv->announce_work);
 	ipoib_rtnl_work_cancel(priv, &priv->mcast_work);
 	ipoib_rtnl_work_cancel(priv, &priv->gid_restore_work);
+	/* it takes no RTNL; OPER_UP is clear, nothing queues it again */
+	cancel_delayed_work_sync(&priv->link_wait_work);
 	ipoib_path_cleanup(priv);
 }
 

@@ -724,6 +724,9 @@ static unsigned long ipoib_link_wait(struct ipoib_dev *priv, char *why,
 
 	why[0] = '\0';
 	*ready = f->link_ready ? f->link_ready(priv, why, len) : 0;
+	/* an address seen: a later absence has its grace and warning again */
+	if (*ready != -ENOENT)
+		clear_bit(IPOIB_FLAG_NO_GID_ADDR, &priv->flags);
 	switch (*ready) {
 	case 0:
 		return 0;
@@ -786,6 +789,8 @@ static void ipoib_mcast_carrier(struct ipoib_dev *priv, bool up)
 			    !netif_carrier_ok(dev)))) {
 		WRITE_ONCE(priv->link_wait_since, 0);
 		cancel_delayed_work(&priv->link_wait_work);
+		/* the next wait warns again of a duplicate */
+		clear_bit(IPOIB_FLAG_DUP_GID_ADDR, &priv->flags);
 		if (netif_carrier_ok(dev))
 			netif_carrier_off(dev);
 		return;

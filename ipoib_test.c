@@ -88,24 +88,34 @@ static void ipoib_test_restart(struct ipoib_dev *priv)
 	ipoib_rtnl_work_queue_on(priv, &priv->reset_work, 0, cpu);
 }
 
-static int ipoib_test_restart_set(const char *val,
-				  const struct kernel_param *kp)
+/* The interface a parameter names, held; or why not */
+static struct net_device *ipoib_test_dev_get(const char *val)
 {
 	char name[IFNAMSIZ];
 	struct net_device *dev;
-	int ret = 0;
 
 	strscpy(name, val, sizeof(name));
 	strim(name);
 	dev = dev_get_by_name(&init_net, name);
 	if (!dev)
-		return -ENODEV;
-	if (ipoib_is_ipoib(dev))
-		ipoib_test_restart(ipoib_priv(dev));
-	else
-		ret = -EINVAL;
+		return ERR_PTR(-ENODEV);
+	if (!ipoib_is_ipoib(dev)) {
+		dev_put(dev);
+		return ERR_PTR(-EINVAL);
+	}
+	return dev;
+}
+
+static int ipoib_test_restart_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	struct net_device *dev = ipoib_test_dev_get(val);
+
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	ipoib_test_restart(ipoib_priv(dev));
 	dev_put(dev);
-	return ret;
+	return 0;
 }
 
 static const struct kernel_param_ops ipoib_test_restart_ops = {
@@ -191,21 +201,13 @@ static DECLARE_DELAYED_WORK(ipoib_test_gid0_work, ipoib_test_gid0_put);
 static int ipoib_test_gid0_hold_set(const char *val,
 				    const struct kernel_param *kp)
 {
+	struct net_device *dev = ipoib_test_dev_get(val);
 	const struct ib_gid_attr *attr;
-	char name[IFNAMSIZ];
 	struct ipoib_dev *priv;
-	struct net_device *dev;
 	int ret = 0;
 
-	strscpy(name, val, sizeof(name));
-	strim(name);
-	dev = dev_get_by_name(&init_net, name);
-	if (!dev)
-		return -ENODEV;
-	if (!ipoib_is_ipoib(dev)) {
-		dev_put(dev);
-		return -EINVAL;
-	}
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
 	priv = ipoib_priv(dev);
 	mutex_lock(&ipoib_test_gid0_lock);
 	if (ipoib_test_gid0) {

@@ -207,8 +207,9 @@ fi
 # The other order of a crossing: the interface with the smaller address
 # (s3.3: flags zeroed, first octet first), S, accepts L's REQ and only
 # then has a packet of its own for L. Its REQ overtakes its REP (S's
-# eth0 holds back REP MADs alone, 1.5 s: CM attribute 0x0013 at octet 84
-# of a RoCE v2 datagram to QP1), so L, still connecting, rejects it as
+# eth0 holds back REP MADs alone, 1.5 s: UDP port 4791 at octet 42 of
+# the IPv6 packet, the CM class 0x07 at 69 and attribute 0x0013 at 84 of
+# a datagram to QP1), so L, still connecting, rejects it as
 # the loser of a crossing. S's packet must then wait for L's connection,
 # which carries both directions: not be dropped with S's rejected REQ.
 zeroed() {	# an address file's link address with the flags zeroed
@@ -229,8 +230,9 @@ ip neigh replace "10.20.0.$peer" dev "$ifc" nud permanent \
 if [ "$side" = S ]; then
 	check "rep-cross: S holds back its REP MADs" sh -c "
 		tc qdisc add dev eth0 root handle 1: prio &&
-		tc qdisc add dev eth0 parent 1:3 handle 30: netem delay 1500ms &&
+		tc qdisc add dev eth0 parent 1:3 handle 30: netem delay $((1500 * VM_SLOW))ms &&
 		tc filter add dev eth0 parent 1: protocol ipv6 u32 \
+			match u16 4791 0xffff at 42 match u8 0x07 0xff at 69 \
 			match u16 0x0013 0xffff at 84 flowid 1:3"
 fi
 crossed0=$(stat_of cm_crossed)

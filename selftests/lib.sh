@@ -125,6 +125,17 @@ mon_ms() {
 	}' /tmp/flap.mon
 }
 
+# mon_start: ip -ts monitor link address into /tmp/flap.mon (MON_PID),
+# returning once it reports: a marker address on lo, added and deleted
+# until it shows (the monitor subscribes some time after its start)
+mon_start() {
+	ip -ts monitor link address >/tmp/flap.mon 2>&1 &
+	MON_PID=$!
+	wait_until 10 eval 'ip addr add 203.0.113.1/32 dev lo 2>/dev/null
+		ip addr del 203.0.113.1/32 dev lo
+		grep -q 203.0.113.1 /tmp/flap.mon' || true
+}
+
 # flap_ms IFC IP [OUTAGE] [INTERVAL]: take the underlay (eth0) down for
 # OUTAGE seconds (0.3) and up again while pinging IP every INTERVAL (0.02);
 # prints the milliseconds from eth0 up to its IPv6 link-local address
@@ -133,13 +144,11 @@ mon_ms() {
 # "USABLE CARRIER REPLY ULINE CLINE" ("-" for one that did not come in
 # 10 s); the time of the up is left in /tmp/flap.up
 flap_ms() {
-	local pid mon t_up u c r ul cl
+	local pid t_up u c r ul cl
 	ping -D -n -i "${4:-0.02}" "$2" >/tmp/flap.ping 2>&1 &
 	pid=$!
 	wait_until 5 flap_reply_after 0 || true
-	# (it may miss the first events of the down, never those of the up)
-	ip -ts monitor link address >/tmp/flap.mon 2>&1 &
-	mon=$!
+	mon_start
 	ip link set eth0 down
 	sleep "${3:-0.3}"	# the outage
 	t_up=$EPOCHREALTIME
@@ -147,8 +156,8 @@ flap_ms() {
 	ip link set eth0 up
 	wait_until 10 eval "flap_reply_after $t_up && [ -n \"\$(mon_ms usable $t_up $1)\" ] &&
 		[ -n \"\$(mon_ms carrier $t_up $1)\" ]" || true
-	kill "$pid" "$mon" 2>/dev/null
-	wait "$pid" "$mon" 2>/dev/null || true
+	kill "$pid" "$MON_PID" 2>/dev/null
+	wait "$pid" "$MON_PID" 2>/dev/null || true
 	read -r u ul <<<"$(mon_ms usable "$t_up" "$1")"
 	read -r c cl <<<"$(mon_ms carrier "$t_up" "$1")"
 	r=$(awk -v t="$t_up" -F'[][]' '/bytes from/ && $2 > t {

@@ -152,7 +152,8 @@ after_usable() {
 	[ "$1" != - ] && [ "$2" != - ] && echo $(($2 - $1))
 }
 
-# delivered U I: in flap_ms's ping log (a request every I s), the ms from
+# delivered U I: in flap_ms's ping log (a request every I s, as ping
+# keeps them: approximate under TCG), the ms from
 # the first request sent after eth0's address left DAD (U ms after the up)
 # to the first reply to that one or a later one: the first such reply's
 # RTT and I for each request before it sent after the DAD end (a
@@ -251,20 +252,21 @@ print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_se
 # its first request to its first reply (that reply's RTT plus the
 # requests before it, 10 ms apart)
 recover_flap_quiet() {
-	local name=flapq_$1 line
+	local name=flapq_$1 line up
 	if [ "$ROLE" = A ]; then
 		ip link set eth0 down
 		wait_until 5 rxe_port_not_active || true
 		# (a coprocess: the guests have no /dev/fd for <(...))
 		coproc MON { exec timeout 30 ip monitor address; }
 		{ sleep 0.3; ip link set eth0 up; } &	# the outage, listening
+		up=$!
 		# shellcheck disable=SC2016 # awk's fields
 		timeout 20 awk '$2 == "eth0" && $3 == "inet6" && $4 ~ /^fe80:/ &&
 			/scope link/ && !/tentative/ { exit }' <&"${MON[0]}" || true
 		ping_start
 		wait_until 20 replied_after 0 || true
 		stop "$PING_PID" "$MON_PID"
-		wait || true
+		wait "$up" || true
 		line=$(grep -m1 'bytes from' "$PING_LOG" || true)
 		put_ms "${name}_first" "$(sed -n \
 			's/.*icmp_seq=\([0-9]*\) .* time=\([0-9.]*\) ms.*/\1 \2/p' \
