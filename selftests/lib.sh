@@ -99,7 +99,8 @@ wait_until() {
 # and its line in the file: "usable",
 # eth0's link-local address reported without "tentative" (out of
 # duplicate address detection: the underlay can carry unicast RoCE
-# again), or "carrier", IFC reported with LOWER_UP; nothing if none. The
+# again), "oper", eth0 reported operationally up (state UP, after
+# linkwatch), or "carrier", IFC reported with LOWER_UP; nothing if none. The
 # kernel reports both in the order they happened.
 mon_ms() {
 	awk -v kind="$1" -v t="$2" -v ifc="$3" '
@@ -114,6 +115,10 @@ mon_ms() {
 			next
 		if (kind == "usable" && $3 == "eth0" && $4 == "inet6" &&
 		    $5 ~ /^fe80:/ && $0 !~ /tentative/ && $0 ~ /scope link/) {
+			printf "%.0f %d\n", (w - t) * 1000, NR
+			exit
+		}
+		if (kind == "oper" && $3 == "eth0:" && / state UP /) {
 			printf "%.0f %d\n", (w - t) * 1000, NR
 			exit
 		}

@@ -141,9 +141,9 @@ rxe_port_not_active() {
 	[[ "$(rxe_port_state)" != *ACTIVE* ]]
 }
 
-# plus T MS: T + MS milliseconds, nothing if MS is "-"
+# plus T MS: T + MS milliseconds, nothing if MS is "-" or missing
 plus() {
-	[ -n "$1" ] && [ "$2" != - ] || return 0
+	[ -n "$1" ] && [ -n "$2" ] && [ "$2" != - ] || return 0
 	awk -v t="$1" -v ms="$2" 'BEGIN { printf "%.6f\n", t + ms / 1000 }'
 }
 
@@ -185,6 +185,9 @@ recover_flap() {
 		# linkwatch has it operationally up (NETDEV_CHANGE)
 		t_act=$(kwhen 'rxe0: set active' "$t_up")
 		t_oper=$(kwhen 'rxe0: set active' "$t_act")
+		# (6.1's rxe says it once: the kernel's report of eth0 then)
+		[ -n "$t_oper" ] ||
+			t_oper=$(plus "$t_up" "$(mon_ms oper "$t_up" "$ifc" | cut -d' ' -f1)")
 		put_ms "${name}_carrier" "$(ms "$t_act" "$(plus "$t_up" "$c")")"
 		put_ms "${name}_reply" "$(ms "$t_act" "$(plus "$t_up" "$r")")"
 		put_ms "${name}_oper" "$(ms "$t_act" "$t_oper")"
