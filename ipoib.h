@@ -454,6 +454,7 @@ struct ipoib_counters {
 	atomic_long_t cm_crossed;	/* REQs crossed (RFC 4755 s3.3) */
 	atomic_long_t cm_connections;	/* connections established */
 	atomic_long_t cm_failures;	/* attempts or connections failed */
+	atomic_long_t cm_setup_expired;	/* not live in time: closed */
 	atomic_long_t cm_no_room;	/* send CQ full: a channel refused */
 	atomic_long_t cm_no_last_wqe;	/* SRQ QP drained without the event */
 	atomic_long_t cm_rnr_failures;	/* peer took no data: connection ended */
@@ -545,8 +546,9 @@ struct ipoib_cm {
 	struct delayed_work stall_work;	/* wakes a queue a stuck one stopped */
 	unsigned int tx_sge;		/* gather entries per send */
 	struct ib_sge tx_sg_list[IPOIB_CM_TX_SGE]; /* under lock: sends */
-	spinlock_t release_lock;	/* release_list, any context */
+	spinlock_t release_lock;	/* the two lists, any context */
 	struct list_head release_list;	/* drained channels */
+	struct list_head parked;	/* ... waiting for the port */
 	struct work_struct release_work;
 	struct delayed_work gc_work;
 };

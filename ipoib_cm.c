@@ -38,6 +38,17 @@
 #define IPOIB_CM_MAX_PEERS	4096
 /* An HCA that never reports LAST_WQE_REACHED (rxe before 6.6) */
 #define IPOIB_CM_LAST_WQE_WAIT	HZ
+/*
+ * A channel not live this long after its REQ or REP went out is closed:
+ * the REQ, REP or RTU was lost (a peer whose port was down, or whose address was
+ * still tentative, when it came), and ib_cm would retry it only after its
+ * response timeout (4.3 s), up to 8 times, while what waits for it waits
+ * and, ours outstanding, every REQ of the peer's is rejected as crossing
+ * it (s3.3). A remote peer's REQ holds resources no longer either.
+ */
+#define IPOIB_CM_SETUP_LIMIT	(2 * HZ)
+/* REQs of ours a crossing may reject in a row before it counts as failing */
+#define IPOIB_CM_CROSS_RETRIES	4
 /* ndo_stop: how long channels may take to drain before they are leaked */
 #define IPOIB_CM_DRAIN_LIMIT	(30 * HZ)
 
@@ -162,6 +173,7 @@ static void ipoib_cm_init_state(struct ipoib_cm_chan *chan,
 }
 
 static void ipoib_cm_last_wqe_late(struct work_struct *work);
+static void ipoib_cm_setup_late(struct work_struct *work);
 
 /*
  * A new channel of @peer (cm.lock held; CONNECTING if @active, else
@@ -207,6 +219,7 @@ struct ipoib_cm_chan *ipoib_cm_chan_new(struct ipoib_cm_peer *peer,
 		  ipoib_cm_accept_work);
 	INIT_WORK(&chan->event_work, ipoib_cm_event_work);
 	INIT_DELAYED_WORK(&chan->last_wqe_work, ipoib_cm_last_wqe_late);
+	INIT_DELAYED_WORK(&chan->setup_limit_work, ipoib_cm_setup_late);
 	chan->holding = BIT(IPOIB_CM_HOLD_OPEN) | BIT(IPOIB_CM_HOLD_SETUP);
 	atomic_set(&chan->holds, 2);
 	atomic_inc(&priv->cm.nchans);
@@ -257,6 +270,27 @@ static void ipoib_cm_last_wqe_late(struct work_struct *work)
 			 "CM: the HCA does not report LAST_WQE_REACHED; SRQ QPs are destroyed %u ms after their error transition\n",
 			 jiffies_to_msecs(IPOIB_CM_LAST_WQE_WAIT));
 	ipoib_cm_unhold(chan, IPOIB_CM_HOLD_LAST_WQE);
+}
+
+static void ipoib_cm_setup_late(struct work_struct *work)
+{
+	struct ipoib_cm_chan *chan = container_of(to_delayed_work(work),
+						  struct ipoib_cm_chan,
+						  setup_limit_work);
+	struct ipoib_dev *priv = chan->priv;
+
+	mutex_lock(&priv->cm.mutex);
+	if (chan->state == IPOIB_CM_CONNECTING ||
+	    chan->state == IPOIB_CM_ACCEPTING) {
+		atomic_long_inc(&priv->counters.cm_setup_expired);
+		ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: %s channel not live after %u ms\n",
+			  chan->peer->addr + 4,
+			  ipoib_cm_addr_qpn(chan->peer->addr),
+			  chan->active ? "our" : "the peer's",
+			  jiffies_to_msecs(IPOIB_CM_SETUP_LIMIT));
+		ipoib_cm_step(chan, IPOIB_CM_EV_FAIL, NULL);
+	}
+	mutex_unlock(&priv->cm.mutex);
 }
 
 /*
@@ -311,6 +345,18 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
 	return NULL;
 }
 
+/* s3.3: whether our address is the smaller, the one that accepts */
+static bool ipoib_cm_we_accept(struct ipoib_cm_peer *peer)
+{
+	struct ipoib_dev *priv = peer->priv;
+	u8 local[IPOIB_ADDR_LEN];
+	union ib_gid gid;
+
+	ipoib_local_gid(priv, &gid);
+	ipoib_cm_peer_addr(local, priv->qp->qp_num, &gid);
+	return ipoib_lladdr_cmp(local, peer->addr) < 0;
+}
+
 /*
  * The peer's channel whose REQ crossed @ours (s3.3), still waiting for
  * its RTU: the one that will carry our traffic now that the peer rejected
@@ -318,8 +364,8 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
  * address, so we took it), or we had accepted it before ours began and
  * ours overtook our REP (crossed is unset: the peer, still connecting,
  * rejected ours). None if more than one REQ claiming that peer qualifies:
- * one is forged, and which one cannot be told; none unless we have the
- * smaller address, as only then may the peer reject ours for a crossing
+ * one is forged, and which one cannot be told. Asked only where we have
+ * the smaller address: only then may the peer reject ours for a crossing
  * (any other Consumer Reject hands nothing to a REQ that claims its
  * identity).
  */
@@ -328,14 +374,8 @@ static struct ipoib_cm_chan *ipoib_cm_crossing_winner(struct ipoib_cm_peer *peer
 {
 	struct ipoib_dev *priv = peer->priv;
 	struct ipoib_cm_chan *chan, *found = NULL;
-	u8 local[IPOIB_ADDR_LEN];
-	union ib_gid gid;
 
 	lockdep_assert_held(&priv->cm.mutex);
-	ipoib_local_gid(priv, &gid);
-	ipoib_cm_peer_addr(local, priv->qp->qp_num, &gid);
-	if (ipoib_lladdr_cmp(local, peer->addr) > 0)
-		return NULL;
 	list_for_each_entry(chan, &priv->cm.chans, node) {
 		if (chan->peer != peer || chan->rx_only ||
 		    (chan->crossed && chan->crossed != ours) ||
@@ -365,6 +405,8 @@ static bool ipoib_cm_go_drain(struct ipoib_cm_chan *chan, bool failed,
 	bool destroy_id = false;
 
 	__skb_queue_head_init(&list);
+	/* pending at most (not sync: it waits for cm.mutex when running) */
+	cancel_delayed_work(&chan->setup_limit_work);
 	/* its memory may be a later channel's: no stale match */
 	list_for_each_entry(other, &priv->cm.chans, node)
 		if (other->crossed == chan)
@@ -416,6 +458,7 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 	bool ours;
 
 	atomic_long_inc(&priv->counters.cm_connections);
+	cancel_delayed_work(&chan->setup_limit_work);
 	spin_lock_bh(&priv->cm.lock);
 	/* a peer that just failed may still take nothing: see xmit_live */
 	chan->probation = peer->backoff != 0;
@@ -433,6 +476,7 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 		  chan->mtu, ours ? ", carrying our traffic" : "");
 	if (ours) {
 		peer->backoff = 0;
+		peer->cross_retries = 0;
 		/* the neighbour sweep's record is of the channels before */
 		peer->unnamed_since = 0;
 		peer->moved = false;
@@ -501,13 +545,26 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 		 */
 		if (chan->state == IPOIB_CM_CONNECTING && cm_ev &&
 		    cm_ev->event == IB_CM_REJ_RECEIVED &&
-		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_CONSUMER_DEFINED) {
+		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_CONSUMER_DEFINED &&
+		    ipoib_cm_we_accept(peer)) {
 			struct ipoib_cm_chan *next;
 
 			next = ipoib_cm_crossing_winner(peer, chan);
-			if (next) {
+			/*
+			 * None: the peer's REQ is still on its way, or was
+			 * lost, and the peer lives. What waits keeps
+			 * waiting, and the next packet tries again at once
+			 * (a few times: a peer may reject for other causes);
+			 * a big packet meeting a backoff would be answered
+			 * "too big" and lower the route's MTU for minutes.
+			 */
+			if (next || peer->cross_retries < IPOIB_CM_CROSS_RETRIES) {
 				spin_lock_bh(&priv->cm.lock);
 				rcu_assign_pointer(peer->tx, next);
+				if (!next) {
+					peer->cross_retries++;
+					peer->retry_at = jiffies;
+				}
 				spin_unlock_bh(&priv->cm.lock);
 				return ipoib_cm_go_drain(chan, false, cm_ev);
 			}
@@ -538,12 +595,21 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 	return false;
 }
 
-/* The end of a channel's set-up work (cm.mutex held). */
+/*
+ * The end of a channel's set-up work (cm.mutex held): its REQ or REP has
+ * gone out, and the wait for the peer's answer begins.
+ */
 void ipoib_cm_setup_done(struct ipoib_cm_chan *chan)
 {
 	lockdep_assert_held(&chan->priv->cm.mutex);
 	if (chan->state == IPOIB_CM_DRAINING)
 		ipoib_cm_drain(chan);
+	if (chan->state == IPOIB_CM_CONNECTING ||
+	    chan->state == IPOIB_CM_ACCEPTING) {
+		chan->sent_at = jiffies;
+		queue_delayed_work(chan->priv->cm.wq, &chan->setup_limit_work,
+				   IPOIB_CM_SETUP_LIMIT);
+	}
 	ipoib_cm_unhold(chan, IPOIB_CM_HOLD_SETUP);
 }
 
@@ -586,6 +652,7 @@ static void ipoib_cm_release_one(struct ipoib_cm_chan *chan)
 	/* same ordered workqueue: pending at most, never running */
 	cancel_work_sync(&chan->event_work);
 	cancel_delayed_work_sync(&chan->last_wqe_work);
+	cancel_delayed_work_sync(&chan->setup_limit_work);
 	if (chan->rx)
 		ipoib_cm_rx_chan_unpublish(chan);
 }
@@ -606,7 +673,25 @@ static void ipoib_cm_chan_free(struct ipoib_cm_chan *chan)
 		wake_up_var(&priv->cm.nchans);
 }
 
-/* Every drained channel, one grace period for the lot (NAPI, xmit). */
+/* Parked channels to the release work (the port is back, or we stop). */
+static void ipoib_cm_unpark(struct ipoib_dev *priv)
+{
+	spin_lock_irq(&priv->cm.release_lock);
+	list_splice_tail_init(&priv->cm.parked, &priv->cm.release_list);
+	spin_unlock_irq(&priv->cm.release_lock);
+	queue_work(priv->cm.wq, &priv->cm.release_work);
+}
+
+/*
+ * Every drained channel, one grace period for the lot (NAPI, xmit). While
+ * the port is down a channel with a cm_id waits (parked): destroying the
+ * id sends a MAD (a DREQ, a REJ), which is lost then, and on 6.1's
+ * soft-RoCE the failed send takes the port's QP1 to the error state for
+ * good: no CM message is received again, and no connection is made to
+ * this port until rdma_rxe is reloaded. ipoib_cm_link_up() and
+ * ipoib_cm_stop() send them on. (Tested under PORT_DOWN's and CM_UP's
+ * writers' order: both clear the bit, then take release_lock to unpark.)
+ */
 static void ipoib_cm_release_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
@@ -616,6 +701,12 @@ static void ipoib_cm_release_work(struct work_struct *work)
 
 	spin_lock_irq(&priv->cm.release_lock);
 	list_splice_init(&priv->cm.release_list, &list);
+	if (test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags) &&
+	    test_bit(IPOIB_FLAG_CM_UP, &priv->flags))
+		list_for_each_entry_safe(chan, tmp, &list, release_node)
+			if (READ_ONCE(chan->cm_id))
+				list_move_tail(&chan->release_node,
+					       &priv->cm.parked);
 	spin_unlock_irq(&priv->cm.release_lock);
 	if (list_empty(&list))
 		return;
@@ -768,6 +859,7 @@ int ipoib_cm_init(struct ipoib_dev *priv)
 	hash_init(priv->cm.by_qp);
 	INIT_LIST_HEAD(&priv->cm.chans);
 	INIT_LIST_HEAD(&priv->cm.release_list);
+	INIT_LIST_HEAD(&priv->cm.parked);
 	INIT_WORK(&priv->cm.release_work, ipoib_cm_release_work);
 	INIT_DELAYED_WORK(&priv->cm.gc_work, ipoib_cm_gc_work);
 	INIT_DELAYED_WORK(&priv->cm.stall_work, ipoib_cm_stall_work);
@@ -914,6 +1006,8 @@ static bool ipoib_cm_close_all(struct ipoib_dev *priv)
 	list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node)
 		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
 	mutex_unlock(&priv->cm.mutex);
+	/* CM_UP is clear: nothing is parked again */
+	ipoib_cm_unpark(priv);
 	if (!wait_var_event_timeout(&priv->cm.nchans,
 				    !atomic_read(&priv->cm.nchans),
 				    IPOIB_CM_DRAIN_LIMIT)) {
@@ -1168,9 +1262,10 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
  * next packet too big for UD connects at once. If the port itself went
  * down (@port_down), live ones may have lost what they sent meanwhile
  * without their QP noticing (rxe has left such an RC QP silent for a
- * minute): they close, and new ones are made on demand. Only now, with the
- * port active: a MAD sent while it is down has taken rxe's QP1 to the
- * error state for good.
+ * minute): they close, and new ones are made on demand, and the channels
+ * parked while it was down are released. Only now, with the port active:
+ * a MAD sent while it is down has taken rxe's QP1 to the error state for
+ * good.
  */
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
 {
@@ -1180,8 +1275,11 @@ void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
 	if (!priv->cm.wq)
 		return;
 	mutex_lock(&priv->cm.mutex);
-	if (port_down)
+	if (port_down) {
 		ipoib_cm_close_live(priv);
+		/* what waited for the port may say so now (DREQ, REJ) */
+		ipoib_cm_unpark(priv);
+	}
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each(priv->cm.peers, bkt, peer, node) {
 		peer->backoff = 0;

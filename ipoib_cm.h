@@ -89,6 +89,9 @@ struct ipoib_cm_peer {
 	bool busy;			/* a live channel of it moved data */
 	bool moved;			/* unnamed and idle long enough */
 	bool sid_rfc;			/* cm.mutex: the service ID to try */
+	u8 cross_retries;		/* cm.mutex: REQs of ours lost to
+					 * crossings since the last live one
+					 */
 };
 
 struct ipoib_cm_chan {
@@ -123,12 +126,14 @@ struct ipoib_cm_chan {
 	unsigned long last_used;	/* jiffies of the last send */
 	unsigned long last_rx;		/* jiffies of the last receive */
 	unsigned long last_done;	/* jiffies: last send completed */
+	unsigned long sent_at;		/* jiffies: its REQ or REP went out */
 	atomic_t holds;			/* bits set in holding */
 	unsigned long holding;		/* enum ipoib_cm_hold */
 	unsigned long events;		/* enum ipoib_cm_async */
 	struct work_struct setup_work;	/* connect or accept */
 	struct work_struct event_work;
 	struct delayed_work last_wqe_work; /* HCAs that never send it */
+	struct delayed_work setup_limit_work; /* not live in time: close */
 };
 
 static inline unsigned int ipoib_cm_tx_inflight(struct ipoib_cm_chan *chan)

@@ -29,6 +29,14 @@
 #define IPOIB_CM_RNR_RETRY	6
 #define IPOIB_CM_RESPONSE	20	/* CM response timeout, 4.096 us * 2^n */
 #define IPOIB_CM_MAX_CM_RETRIES	8
+/*
+ * s3.3's "outstanding" REQ: one of ours sent less than this ago. A REP
+ * takes milliseconds; a REQ unanswered for a second was lost (the peer's
+ * port was down, or its address tentative, when it came), and a REQ of
+ * the peer's that comes now did not cross it: ours gives way to it, or
+ * both sides would wait out ib_cm's retries rejecting each other.
+ */
+#define IPOIB_CM_CROSS_WINDOW	HZ
 /* ours, the peer's, and a couple still draining (the table's ref too) */
 #define IPOIB_CM_PEER_CHANS	4
 
@@ -340,11 +348,14 @@ int ipoib_cm_rep_received(struct ipoib_cm_chan *chan,
 
 /*
  * Whether to take a REQ from @addr (cm.mutex and cm.lock held): a channel
- * for it, or NULL and the reason to reject it in @reason.
+ * for it, or NULL and the reason to reject it in @reason. @lost: our
+ * channel to the peer whose REQ went unanswered, which the new one
+ * replaces (the caller closes it, after cm.lock).
  */
 static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 					    const u8 *addr, bool rx_only,
-					    enum ib_cm_rej_reason *reason)
+					    enum ib_cm_rej_reason *reason,
+					    struct ipoib_cm_chan **lost)
 {
 	struct ipoib_cm_peer *peer;
 	struct ipoib_cm_chan *ours, *chan;
@@ -368,6 +379,12 @@ static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 	 */
 	ours = rcu_dereference_protected(peer->tx,
 					 lockdep_is_held(&priv->cm.lock));
+	if (!rx_only && ours && ours->state == IPOIB_CM_CONNECTING &&
+	    !test_bit(IPOIB_CM_HOLD_SETUP, &ours->holding) &&
+	    time_after(jiffies, ours->sent_at + IPOIB_CM_CROSS_WINDOW)) {
+		*lost = ours;
+		ours = NULL;
+	}
 	if (!rx_only && ours && ours->state == IPOIB_CM_CONNECTING) {
 		atomic_long_inc(&priv->counters.cm_crossed);
 		ipoib_local_gid(priv, &gid);
@@ -379,11 +396,16 @@ static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 		}
 	}
 	chan = ipoib_cm_chan_new(peer, false, !rx_only, GFP_ATOMIC);
-	if (chan) {
-		chan->rx_only = rx_only;
-		if (!rx_only && ours && ours->state == IPOIB_CM_CONNECTING)
-			chan->crossed = ours;
+	if (!chan) {
+		*lost = NULL;
+		return NULL;
 	}
+	chan->rx_only = rx_only;
+	if (!rx_only && ours && ours->state == IPOIB_CM_CONNECTING)
+		chan->crossed = ours;
+	/* what waits for ours waits for the peer's instead */
+	if (*lost)
+		rcu_assign_pointer(peer->tx, chan);
 	return chan;
 }
 
@@ -392,8 +414,8 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 			const struct ib_cm_event *ev)
 {
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
+	struct ipoib_cm_chan *chan, *lost = NULL;
 	enum ib_cm_rej_reason reason;
-	struct ipoib_cm_chan *chan;
 	struct ipoib_cm_pdata pd;
 	u8 addr[IPOIB_ADDR_LEN];
 	bool rx_only;
@@ -423,8 +445,14 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 
 	mutex_lock(&priv->cm.mutex);
 	spin_lock_bh(&priv->cm.lock);
-	chan = ipoib_cm_admit(priv, addr, rx_only, &reason);
+	chan = ipoib_cm_admit(priv, addr, rx_only, &reason, &lost);
 	spin_unlock_bh(&priv->cm.lock);
+	if (lost) {
+		ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: our REQ unanswered for %u ms, taking the peer's\n",
+			  addr + 4, pd.qpn,
+			  jiffies_to_msecs(jiffies - lost->sent_at));
+		ipoib_cm_step(lost, IPOIB_CM_EV_CLOSE, NULL);
+	}
 	ipoib_dbg(priv, 1, "CM %pI6c qpn 0x%06x: REQ%s, %s\n",
 		  addr + 4, pd.qpn, rx_only ? " (in-tree model)" : "",
 		  chan ? "accepting" : ibcm_reject_msg(reason));

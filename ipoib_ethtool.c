@@ -58,6 +58,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(mcast_sa_reports),
 	IPOIB_OWN_STAT(cm_connections),
 	IPOIB_OWN_STAT(cm_failures),
+	IPOIB_OWN_STAT(cm_setup_expired),
 	IPOIB_OWN_STAT(cm_no_room),
 	IPOIB_OWN_STAT(cm_no_last_wqe),
 	IPOIB_OWN_STAT(cm_rnr_failures),

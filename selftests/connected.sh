@@ -141,6 +141,42 @@ if [ "$ROLE" = A ]; then
 fi
 barrier flapped
 
+# A's underlay down for 5 s while B sends A 30000-octet pings. The
+# connection fails at both ends: A's is released while A's port is down
+# (its DREQ waits for the port: on 6.1's soft-RoCE a MAD sent then breaks
+# QP1 for good), and B's next REQ is lost (A's link down or its address
+# tentative). That REQ, unanswered, must not hold up A's connection once
+# A is back (ib_cm would retry it for half a minute, while B rejects
+# every REQ of A's as crossing it, s3.3). A's DF ping goes over a
+# connection within 4 s of A's carrier.
+if [ "$ROLE" = B ]; then
+	ping -i 0.05 -s 30000 10.20.0.1 >/dev/null 2>&1 &
+	bping=$!
+	signal lost-req-pinging
+	wait_for A lost-req-done 90
+	kill "$bping" 2>/dev/null
+	wait "$bping" 2>/dev/null
+else
+	wait_for B lost-req-pinging 30
+	pings 3 -W 2 -s 30000 10.20.0.2 >/dev/null || true
+	ip link set eth0 down
+	sleep 5
+	ip link set eth0 up
+	check "lost REQ: carrier back" \
+		wait_until $((10 * VM_SLOW)) grep -qx 1 "$sys/carrier"
+	t0=$(date +%s%N)
+	check "lost REQ: A's 30000-octet DF ping to B goes over a connection within 4 s" \
+		wait_until $((4 * VM_SLOW)) pings 1 -W 1 -M "do" -s 30000 10.20.0.2
+	log "lost REQ: a big ping answered $((($(date +%s%N) - t0) / 1000000)) ms after carrier"
+	if [ "$CHECK_RC" != 0 ]; then
+		sed 's/^/#   /' "$dbg/${ifc}_cm"
+		ethtool -S "$ifc" | grep -v ': 0$' | sed 's/^/#   /'
+		dmesg | grep "CM \|carrier\|rxe0: set" | tail -30 | sed 's/^/#   /'
+	fi
+	signal lost-req-done
+fi
+barrier lost-req
+
 # The peer goes away in the middle of a connected transfer: B unloads
 # ib_ipoib while A's iperf3 sends to it. A's side of the connection
 # closes (B's DREQ or a send error) and A unloads cleanly afterwards.
