@@ -74,7 +74,10 @@
  *   NAPI finds it by wc->qp's context or by value in priv->cm.by_qp
  *   (RCU), transmit through peer->tx (RCU, cm.lock). Without an SRQ each
  *   channel's receive ring sits in priv->cm.nonsrq[] (__rcu, read by
- *   NAPI), unpublished before that grace period.
+ *   NAPI), unpublished before that grace period. Drained channels wait
+ *   on priv->cm.release_list, or, with a cm_id while the port is down,
+ *   on priv->cm.parked (both under cm.release_lock); once listed, a
+ *   channel's cm_id no longer changes and is read without cm.mutex.
  * - The fabric implementation (ipoib_fabric_*.c) is chosen when the
  *   interface is created and never changes.
  * - The IB fabric's group reports (ipoib_fabric_ib_notice.c): per-port

@@ -47,8 +47,12 @@
  * it (s3.3). A remote peer's REQ holds resources no longer either.
  */
 #define IPOIB_CM_SETUP_LIMIT	(2 * HZ)
-/* REQs of ours a crossing may reject in a row before it counts as failing */
-#define IPOIB_CM_CROSS_RETRIES	4
+/*
+ * How long REJs of ours for a crossing (with no REQ of the peer's to
+ * take) are retried at once: the peer gives way once its own REQ is a
+ * second old (ipoib_cm_admit()); after that they count as failing.
+ */
+#define IPOIB_CM_CROSS_RETRY	(2 * HZ)
 /* ndo_stop: how long channels may take to drain before they are leaked */
 #define IPOIB_CM_DRAIN_LIMIT	(30 * HZ)
 
@@ -476,7 +480,7 @@ static void ipoib_cm_go_live(struct ipoib_cm_chan *chan)
 		  chan->mtu, ours ? ", carrying our traffic" : "");
 	if (ours) {
 		peer->backoff = 0;
-		peer->cross_retries = 0;
+		peer->cross_since = 0;
 		/* the neighbour sweep's record is of the channels before */
 		peer->unnamed_since = 0;
 		peer->moved = false;
@@ -554,17 +558,19 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 			 * None: the peer's REQ is still on its way, or was
 			 * lost, and the peer lives. What waits keeps
 			 * waiting, and the next packet tries again at once
-			 * (a few times: a peer may reject for other causes);
-			 * a big packet meeting a backoff would be answered
-			 * "too big" and lower the route's MTU for minutes.
+			 * (for IPOIB_CM_CROSS_RETRY: a peer may reject for
+			 * other causes); a big packet meeting a backoff
+			 * would be answered "too big" and lower the route's
+			 * MTU for minutes.
 			 */
-			if (next || peer->cross_retries < IPOIB_CM_CROSS_RETRIES) {
+			if (!next && !peer->cross_since)
+				peer->cross_since = jiffies ?: 1;
+			if (next || time_before(jiffies, peer->cross_since +
+						IPOIB_CM_CROSS_RETRY)) {
 				spin_lock_bh(&priv->cm.lock);
 				rcu_assign_pointer(peer->tx, next);
-				if (!next) {
-					peer->cross_retries++;
+				if (!next)
 					peer->retry_at = jiffies;
-				}
 				spin_unlock_bh(&priv->cm.lock);
 				return ipoib_cm_go_drain(chan, false, cm_ev);
 			}
@@ -689,7 +695,7 @@ static void ipoib_cm_unpark(struct ipoib_dev *priv)
  * soft-RoCE the failed send takes the port's QP1 to the error state for
  * good: no CM message is received again, and no connection is made to
  * this port until rdma_rxe is reloaded. ipoib_cm_link_up() and
- * ipoib_cm_stop() send them on. (Tested under PORT_DOWN's and CM_UP's
+ * ipoib_cm_close_all() send them on. (Tested under PORT_DOWN's and CM_UP's
  * writers' order: both clear the bit, then take release_lock to unpark.)
  */
 static void ipoib_cm_release_work(struct work_struct *work)
@@ -1269,11 +1275,19 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
  */
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
 {
+	enum ib_port_state state;
 	struct ipoib_cm_peer *peer;
 	unsigned int bkt;
 
 	if (!priv->cm.wq)
 		return;
+	/* a carrier from before a port error, reported after it: still down */
+	if (port_down &&
+	    (ib_get_cached_port_state(priv->ca, priv->port, &state) ||
+	     state != IB_PORT_ACTIVE)) {
+		set_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
+		return;
+	}
 	mutex_lock(&priv->cm.mutex);
 	if (port_down) {
 		ipoib_cm_close_live(priv);
@@ -1283,6 +1297,7 @@ void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each(priv->cm.peers, bkt, peer, node) {
 		peer->backoff = 0;
+		peer->cross_since = 0;
 		peer->retry_at = jiffies;
 	}
 	spin_unlock_bh(&priv->cm.lock);

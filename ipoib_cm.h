@@ -89,9 +89,10 @@ struct ipoib_cm_peer {
 	bool busy;			/* a live channel of it moved data */
 	bool moved;			/* unnamed and idle long enough */
 	bool sid_rfc;			/* cm.mutex: the service ID to try */
-	u8 cross_retries;		/* cm.mutex: REQs of ours lost to
-					 * crossings since the last live one
-					 */
+	/* cm.mutex: jiffies of the first REJ of ours for a crossing with
+	 * no REQ of the peer's to take, since the last live channel; 0: none
+	 */
+	unsigned long cross_since;
 };
 
 struct ipoib_cm_chan {

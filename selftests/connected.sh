@@ -7,8 +7,8 @@
 # resource, multicast above the UD MTU (ICMPv6 Packet Too Big, then
 # fragments), a switch back and forth under iperf3 that TCP survives, an
 # underlay flap with traffic back within two seconds of the underlay
-# carrying unicast again, and the
-# peer's module unloaded in the middle of a connected transfer.
+# carrying unicast again, a 5-s outage whose REQs are lost (the
+# connection back within 8 s), and the peer's module unloaded in the middle of a connected transfer.
 # shellcheck disable=SC2317 # functions run through check, wait_until or eval
 GUESTS=2
 VM_TIMEOUT=700
@@ -165,11 +165,14 @@ else
 	ip link set eth0 up
 	check "lost REQ: carrier back" \
 		wait_until $((10 * VM_SLOW)) grep -qx 1 "$sys/carrier"
+	# a "too big" of an earlier section must not stand in for this one's
+	ip route flush cache
 	t0=$(date +%s%N)
 	check "lost REQ: A's 30000-octet DF ping to B goes over a connection within 8 s" \
 		wait_until $((8 * VM_SLOW)) pings 1 -W 1 -M "do" -s 30000 10.20.0.2
 	log "lost REQ: a big ping answered $((($(date +%s%N) - t0) / 1000000)) ms after carrier"
 	if [ "$CHECK_RC" != 0 ]; then
+		ip route get 10.20.0.2 | sed 's/^/#   /'
 		sed 's/^/#   /' "$dbg/${ifc}_cm"
 		ethtool -S "$ifc" | grep -v ': 0$' | sed 's/^/#   /'
 		dmesg | grep "CM \|carrier\|rxe0: set" | tail -30 | sed 's/^/#   /'
