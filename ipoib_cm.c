@@ -40,11 +40,12 @@
 #define IPOIB_CM_LAST_WQE_WAIT	HZ
 /*
  * A channel not live this long after its REQ or REP went out is closed:
- * the REQ, REP or RTU was lost (a peer whose port was down, or whose address was
- * still tentative, when it came), and ib_cm would retry it only after its
- * response timeout (4.3 s), up to 8 times, while what waits for it waits
- * and, ours outstanding, every REQ of the peer's is rejected as crossing
- * it (s3.3). A remote peer's REQ holds resources no longer either.
+ * the REQ, REP or RTU was lost (a peer whose port was down, or whose
+ * address was still tentative, when it came), and ib_cm would retry it
+ * only after its response timeout (4.3 s), up to 8 times, while what
+ * waits for it waits and, ours outstanding, every REQ of the peer's is
+ * rejected as crossing it (s3.3). A remote peer's REQ holds resources no
+ * longer either.
  */
 #define IPOIB_CM_SETUP_LIMIT	(2 * HZ)
 /*
@@ -602,8 +603,9 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 }
 
 /*
- * The end of a channel's set-up work (cm.mutex held): its REQ or REP has
- * gone out, and the wait for the peer's answer begins.
+ * The end of a channel's set-up work (cm.mutex held). If it still
+ * connects or accepts, its REQ or REP has gone out and the wait for the
+ * peer's answer begins.
  */
 void ipoib_cm_setup_done(struct ipoib_cm_chan *chan)
 {
@@ -695,8 +697,8 @@ static void ipoib_cm_unpark(struct ipoib_dev *priv)
  * soft-RoCE the failed send takes the port's QP1 to the error state for
  * good: no CM message is received again, and no connection is made to
  * this port until rdma_rxe is reloaded. ipoib_cm_link_up() and
- * ipoib_cm_close_all() send them on. (Tested under PORT_DOWN's and CM_UP's
- * writers' order: both clear the bit, then take release_lock to unpark.)
+ * ipoib_cm_close_all() send them on. The flags are read under
+ * release_lock; their writers clear them before taking it to unpark.
  */
 static void ipoib_cm_release_work(struct work_struct *work)
 {

@@ -12,7 +12,8 @@
  * second connection the peer opened while ours lives, or our attempt
  * that lost a crossing and waits for the peer's REJ. peer->tx may be a
  * channel not yet live (ours connecting, or the peer's that won a
- * crossing, waiting for its RTU): packets too big for UD wait for it,
+ * crossing, or whose REQ came after one of ours went unanswered for a
+ * second, waiting for its RTU): packets too big for UD wait for it,
  * and nothing is sent on it before it is live.
  */
 #ifndef _IPOIB_CM_H
