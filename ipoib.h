@@ -114,6 +114,7 @@
 #include <linux/hashtable.h>
 #include <linux/idr.h>
 #include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sa.h>
 
@@ -842,6 +843,15 @@ void ipoib_fs_show_path(struct ipoib_dev *priv, struct seq_file *m);
 
 /* ipoib_ethtool.c */
 void ipoib_set_ethtool_ops(struct net_device *dev);
+
+/* The port is ACTIVE, from the cache (not ib_query_port(): no RTNL) */
+static inline bool ipoib_port_active(struct ipoib_dev *priv)
+{
+	enum ib_port_state state;
+
+	return !ib_get_cached_port_state(priv->ca, priv->port, &state) &&
+	       state == IB_PORT_ACTIVE;
+}
 
 /*
  * ipoib_test.c, in test builds only (make TEST_HOOKS=1; never in the

@@ -350,8 +350,11 @@ static struct ipoib_cm_chan *ipoib_cm_successor(struct ipoib_cm_peer *peer,
 	return NULL;
 }
 
-/* s3.3: whether our address is the smaller, the one that accepts */
-static bool ipoib_cm_we_accept(struct ipoib_cm_peer *peer)
+/*
+ * s3.3: our address against @peer's (flags zeroed, first octet first),
+ * as memcmp(); the smaller one accepts a crossing REQ.
+ */
+int ipoib_cm_addr_order(const struct ipoib_cm_peer *peer)
 {
 	struct ipoib_dev *priv = peer->priv;
 	u8 local[IPOIB_ADDR_LEN];
@@ -359,7 +362,7 @@ static bool ipoib_cm_we_accept(struct ipoib_cm_peer *peer)
 
 	ipoib_local_gid(priv, &gid);
 	ipoib_cm_peer_addr(local, priv->qp->qp_num, &gid);
-	return ipoib_lladdr_cmp(local, peer->addr) < 0;
+	return ipoib_lladdr_cmp(local, peer->addr);
 }
 
 /*
@@ -551,7 +554,7 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 		if (chan->state == IPOIB_CM_CONNECTING && cm_ev &&
 		    cm_ev->event == IB_CM_REJ_RECEIVED &&
 		    cm_ev->param.rej_rcvd.reason == IB_CM_REJ_CONSUMER_DEFINED &&
-		    ipoib_cm_we_accept(peer)) {
+		    ipoib_cm_addr_order(peer) < 0) {
 			struct ipoib_cm_chan *next;
 
 			next = ipoib_cm_crossing_winner(peer, chan);
@@ -1277,16 +1280,13 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
  */
 void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
 {
-	enum ib_port_state state;
 	struct ipoib_cm_peer *peer;
 	unsigned int bkt;
 
 	if (!priv->cm.wq)
 		return;
 	/* a carrier from before a port error, reported after it: still down */
-	if (port_down &&
-	    (ib_get_cached_port_state(priv->ca, priv->port, &state) ||
-	     state != IB_PORT_ACTIVE)) {
+	if (port_down && !ipoib_port_active(priv)) {
 		set_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
 		return;
 	}

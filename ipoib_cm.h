@@ -172,6 +172,7 @@ bool ipoib_cm_step(struct ipoib_cm_chan *chan, enum ipoib_cm_event ev,
 void ipoib_cm_setup_done(struct ipoib_cm_chan *chan);
 void ipoib_cm_async(struct ipoib_cm_chan *chan, enum ipoib_cm_async what);
 void ipoib_cm_peer_addr(u8 *buf, u32 qpn, const union ib_gid *gid);
+int ipoib_cm_addr_order(const struct ipoib_cm_peer *peer);
 
 /* ipoib_cm_setup.c */
 int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);

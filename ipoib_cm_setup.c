@@ -359,8 +359,6 @@ static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 {
 	struct ipoib_cm_peer *peer;
 	struct ipoib_cm_chan *ours, *chan;
-	u8 local[IPOIB_ADDR_LEN];
-	union ib_gid gid;
 
 	*reason = IB_CM_REJ_CONSUMER_DEFINED;
 	if (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags))
@@ -387,9 +385,7 @@ static struct ipoib_cm_chan *ipoib_cm_admit(struct ipoib_dev *priv,
 	}
 	if (!rx_only && ours && ours->state == IPOIB_CM_CONNECTING) {
 		atomic_long_inc(&priv->counters.cm_crossed);
-		ipoib_local_gid(priv, &gid);
-		ipoib_cm_peer_addr(local, priv->qp->qp_num, &gid);
-		if (ipoib_lladdr_cmp(local, addr) > 0) {
+		if (ipoib_cm_addr_order(peer) > 0) {
 			ipoib_dbg(priv, 1, "CM: REQs crossed, rejecting the peer's\n");
 			*reason = IB_CM_REJ_CONSUMER_DEFINED;
 			return NULL;

@@ -975,15 +975,6 @@ static bool ipoib_mcast_run(struct ipoib_dev *priv, bool up, bool may_cut)
 	return more;
 }
 
-static bool ipoib_port_active(struct ipoib_dev *priv)
-{
-	enum ib_port_state state;
-
-	/* the cache, not ib_query_port(): no RTNL inside */
-	return !ib_get_cached_port_state(priv->ca, priv->port, &state) &&
-	       state == IB_PORT_ACTIVE;
-}
-
 /* ndo_stop cancels it without waiting: OPER_UP tells it what it finds. */
 static void ipoib_mcast_work(struct work_struct *work)
 {
