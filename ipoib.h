@@ -815,7 +815,7 @@ bool ipoib_cm_capable(struct ipoib_dev *priv);
 bool ipoib_cm_available(struct ipoib_dev *priv);
 int ipoib_cm_open(struct ipoib_dev *priv);
 void ipoib_cm_stop(struct ipoib_dev *priv);
-void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down);
+void ipoib_cm_link_up(struct ipoib_dev *priv);
 void ipoib_cm_lag_backup(struct ipoib_dev *priv);
 bool ipoib_cm_sends_to(struct ipoib_dev *priv, const u8 *ha);
 unsigned int ipoib_cm_tx_addrs(struct ipoib_dev *priv, u8 *addrs,

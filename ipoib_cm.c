@@ -1278,18 +1278,22 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
  * a MAD sent while it is down has taken rxe's QP1 to the error state for
  * good.
  */
-void ipoib_cm_link_up(struct ipoib_dev *priv, bool port_down)
+void ipoib_cm_link_up(struct ipoib_dev *priv)
 {
+	bool port_down = test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
 	struct ipoib_cm_peer *peer;
 	unsigned int bkt;
 
+	/*
+	 * A carrier from before a port error, reported after it: still
+	 * down. The flag clears only once the port is seen active, so that
+	 * no release (ipoib_cm_release_work()) sees it clear before.
+	 */
+	if (port_down && !ipoib_port_active(priv))
+		return;
+	clear_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
 	if (!priv->cm.wq)
 		return;
-	/* a carrier from before a port error, reported after it: still down */
-	if (port_down && !ipoib_port_active(priv)) {
-		set_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
-		return;
-	}
 	mutex_lock(&priv->cm.mutex);
 	if (port_down) {
 		ipoib_cm_close_live(priv);

@@ -624,6 +624,18 @@ static void ipoib_reset_work(struct work_struct *work)
 		restart = test_and_clear_bit(IPOIB_FLAG_RESTART, &priv->flags) ||
 			  (test_bit(IPOIB_FLAG_DATAPATH, &priv->flags) &&
 			   ipoib_qp_broken(priv));
+		/*
+		 * Not while the port is down: the restart would release the
+		 * parked connections, whose MADs then break 6.1 soft-RoCE's
+		 * QP1 (ipoib_cm.c); the port's return asks again, and a
+		 * look every second covers an event that came too early.
+		 */
+		if (restart && test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags) &&
+		    !ipoib_port_active(priv)) {
+			set_bit(IPOIB_FLAG_RESTART, &priv->flags);
+			ipoib_rtnl_work_queue(priv, &priv->reset_work, HZ);
+			restart = false;
+		}
 		/* a peer can provoke this (rxe errors a UD QP on some bad input) */
 		if (restart && net_ratelimit())
 			netdev_warn(dev, "restarting the datapath\n");
@@ -751,9 +763,7 @@ static int ipoib_netdev_event(struct notifier_block *nb, unsigned long event,
 		if (netif_carrier_ok(dev) &&
 		    test_and_clear_bit(IPOIB_FLAG_ANNOUNCE, &priv->flags)) {
 			ipoib_neigh_carrier_on(dev);
-			ipoib_cm_link_up(priv,
-					 test_and_clear_bit(IPOIB_FLAG_PORT_DOWN,
-							    &priv->flags));
+			ipoib_cm_link_up(priv);
 			ipoib_announce(priv);
 		}
 		break;
@@ -997,6 +1007,10 @@ static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
 	case IB_EVENT_PORT_ACTIVE:
 		/* the link went or came: carrier, memberships and paths */
 		ipoib_mcast_port_event(priv);
+		/* a restart put off while the port was down */
+		if (ev == IB_EVENT_PORT_ACTIVE &&
+		    test_bit(IPOIB_FLAG_RESTART, &priv->flags))
+			ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
 		break;
 	case IB_EVENT_LID_CHANGE:
 	case IB_EVENT_CLIENT_REREGISTER:

@@ -7,12 +7,8 @@
 #   address change (RFC 4391 s9.4): our IPv4 and IPv6 traffic to it
 #   resumes within a second, because it announces its new address when
 #   it is added after carrier, as NetworkManager adds it;
-# - our underlay goes down and up, ten times for a second, with IPv6
-#   duplicate address detection on as distributions have it: carrier
-#   comes back only once the underlay's address can carry unicast, a
-#   ping every 10 ms is answered within a second of that, and the
-#   carrier went off and on once a flap (no QP error and datapath restart
-#   once the port is back);
+# - (our underlay's ten flaps with DAD on are in connected.sh, which
+#   runs on both kernels);
 # - the underlay's address becomes a duplicate (DAD fails): carrier stays
 #   off and the driver says why, until it is resolved; with no address
 #   for GID 0 carrier comes after a 3-s grace, with a warning;
@@ -141,12 +137,6 @@ else
 	signal reloaded
 fi
 barrier reload-done
-
-# --- our underlay flaps ------------------------------------------------------
-if [ "$ROLE" = A ]; then
-	flap_check "$IFC" 10.20.0.2 1 10 1 0.01
-fi
-barrier flapped $((120 * VM_SLOW))	# ten flaps of 4 to 6 s
 
 # --- our underlay's address: a duplicate, then none ---------------------------
 # B takes A's eth0 link-local address (GID 0) as well: A's next DAD of it
