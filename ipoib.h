@@ -318,6 +318,7 @@ enum ipoib_flags {
 	IPOIB_FLAG_MTU_HINT,	/* said since open: the MTU rules out IPv6 */
 	IPOIB_FLAG_NO_GID_ADDR,	/* GID 0 was no underlay address: no wait */
 	IPOIB_FLAG_DUP_GID_ADDR, /* said that GID 0's address is a duplicate */
+	IPOIB_FLAG_GID_GONE_SAID, /* said that closing connections breaks CM */
 };
 
 /* A reference-counted address handle: senders hold it until completion. */
@@ -816,6 +817,7 @@ bool ipoib_cm_available(struct ipoib_dev *priv);
 int ipoib_cm_open(struct ipoib_dev *priv);
 void ipoib_cm_stop(struct ipoib_dev *priv);
 void ipoib_cm_link_up(struct ipoib_dev *priv);
+void ipoib_cm_gid_gone(struct ipoib_dev *priv);
 void ipoib_cm_lag_backup(struct ipoib_dev *priv);
 bool ipoib_cm_sends_to(struct ipoib_dev *priv, const u8 *ha);
 unsigned int ipoib_cm_tx_addrs(struct ipoib_dev *priv, u8 *addrs,

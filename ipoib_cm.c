@@ -694,14 +694,33 @@ static void ipoib_cm_unpark(struct ipoib_dev *priv)
 }
 
 /*
- * Every drained channel, one grace period for the lot (NAPI, xmit). While
- * the port is down a channel with a cm_id waits (parked): destroying the
- * id sends a MAD (a DREQ, a REJ), which is lost then, and on 6.1's
- * soft-RoCE the failed send takes the port's QP1 to the error state for
- * good: no CM message is received again, and no connection is made to
- * this port until rdma_rxe is reloaded. ipoib_cm_link_up() and
- * ipoib_cm_close_all() send them on. The flags are read under
- * release_lock; their writers clear them before taking it to unpark.
+ * Whether a drained channel's cm_id must wait (be parked) before it is
+ * destroyed: destroying it sends a MAD (a DREQ, a REJ), and soft HCAs
+ * (6.1's and 6.12's soft-RoCE at least) take the port's QP1 to the error
+ * state for good when one cannot be sent: no CM message is received
+ * again, and no connection made, until the driver is reloaded. Hardware
+ * only loses such a MAD. They wait for the carrier (ipoib_cm_link_up()):
+ * sent earlier, while the underlay's address is still tentative, they
+ * leave the peer's neighbour entry unresolved for a second. Not once GID
+ * 0 is gone: its old entry is held by the ids themselves, so it never
+ * comes back while they wait, and their MADs cannot go anyway
+ * (ipoib_cm_gid_gone()).
+ */
+static bool ipoib_cm_must_park(struct ipoib_dev *priv)
+{
+	union ib_gid gid;
+
+	return ib_uses_virt_dma(priv->ca) &&
+	       test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags) &&
+	       !rdma_query_gid(priv->ca, priv->port, 0, &gid);
+}
+
+/*
+ * Every drained channel, one grace period for the lot (NAPI, xmit); the
+ * parked ones wait (ipoib_cm_must_park()) until ipoib_cm_link_up(),
+ * ipoib_cm_gid_gone() or ipoib_cm_close_all() sends them on. The flags and
+ * GID 0 are looked at under release_lock; what ends parking (PORT_DOWN and
+ * CM_UP cleared, GID 0 gone) comes before its unpark takes the lock.
  */
 static void ipoib_cm_release_work(struct work_struct *work)
 {
@@ -712,8 +731,8 @@ static void ipoib_cm_release_work(struct work_struct *work)
 
 	spin_lock_irq(&priv->cm.release_lock);
 	list_splice_init(&priv->cm.release_list, &list);
-	if (test_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags) &&
-	    test_bit(IPOIB_FLAG_CM_UP, &priv->flags))
+	if (!list_empty(&list) && test_bit(IPOIB_FLAG_CM_UP, &priv->flags) &&
+	    ipoib_cm_must_park(priv))
 		list_for_each_entry_safe(chan, tmp, &list, release_node)
 			if (READ_ONCE(chan->cm_id))
 				list_move_tail(&chan->release_node,
@@ -1268,15 +1287,53 @@ bool ipoib_cm_close_unnamed(struct ipoib_dev *priv, const u8 *unnamed,
 }
 
 /*
+ * GID 0 is gone (under RTNL): every channel names it (its QP's and its
+ * cm_id's address vectors, chan->sgid_attr), and the core places the new
+ * one only in a slot nobody holds. The peers reach us at the new address
+ * on new channels; the old ones close (those that carry nothing of ours
+ * first, as in ipoib_cm_close_live()), and their ids go at once, parked
+ * or not.
+ */
+void ipoib_cm_gid_gone(struct ipoib_dev *priv)
+{
+	struct ipoib_cm_chan *chan, *tmp;
+	unsigned int ids = 0;
+	int carrying;
+
+	if (!priv->cm.wq)
+		return;
+	mutex_lock(&priv->cm.mutex);
+	list_for_each_entry(chan, &priv->cm.chans, node)
+		if (chan->cm_id)
+			ids++;
+	for (carrying = 0; carrying < 2; carrying++)
+		list_for_each_entry_safe(chan, tmp, &priv->cm.chans, node)
+			if ((rcu_access_pointer(chan->peer->tx) == chan) ==
+			    carrying)
+				ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
+	mutex_unlock(&priv->cm.mutex);
+	ipoib_cm_unpark(priv);
+	/*
+	 * Each id's last MAD (DREQ, REJ) goes from GID 0's slot, which it
+	 * holds: soft-RoCE finds the source GID by index, cannot send it,
+	 * and takes the device's QP1 to the error state for good (seen on
+	 * 6.12 and 6.1). Kept, the ids would keep GID 0 from coming back.
+	 * Said once until GID 0 is back (the event comes more than once).
+	 */
+	if (ids && ib_uses_virt_dma(priv->ca) &&
+	    !test_and_set_bit(IPOIB_FLAG_GID_GONE_SAID, &priv->flags))
+		netdev_warn(priv->dev, "CM: GID 0 went while connection ids were open (%u): closing them breaks %s's CM for every user of it until its driver is reloaded; take %s down before its underlay to change the underlay's MAC\n",
+			    ids, dev_name(&priv->ca->dev), netdev_name(priv->dev));
+}
+
+/*
  * The carrier came back (under RTNL). Channels that failed while the link
  * was down said nothing about their peers: their backoff ends, and the
  * next packet too big for UD connects at once. If the port itself went
  * down (@port_down), live ones may have lost what they sent meanwhile
  * without their QP noticing (rxe has left such an RC QP silent for a
  * minute): they close, and new ones are made on demand, and the channels
- * parked while it was down are released. Only now, with the port active:
- * a MAD sent while it is down has taken rxe's QP1 to the error state for
- * good.
+ * parked while it was down are released.
  */
 void ipoib_cm_link_up(struct ipoib_dev *priv)
 {

@@ -539,19 +539,36 @@ static bool ipoib_qp_broken(struct ipoib_dev *priv)
  * GID 0 went and has not come back. On RoCE the core deletes the old
  * default GID and adds the new one (the underlay's new MAC) at once, but
  * while anyone still holds the old entry (our address handles, until the
- * port event's leaves and flushes have let them go) its slot is taken:
+ * port event's leaves and flushes have let them go, and our connections,
+ * ipoib_cm_gid_gone()) its slot is taken:
  * the add fails (-ENOSPC) and nothing in the core tries again. Ask the
- * fabric to place it once more, a few times a second (no RTNL here: the
- * core takes it); the GID change event that follows it does the rest.
+ * fabric to place it once more, a few times a second for 20 s of the
+ * port being active (no RTNL here: the core takes it); the GID change
+ * event that follows it does the rest.
  */
+static void ipoib_gid_restore_start(struct ipoib_dev *priv)
+{
+	if (!priv->fabric->gid_restore)
+		return;
+	atomic_set(&priv->gid_restore_left, IPOIB_GID_RESTORE_TRIES);
+	ipoib_rtnl_work_queue(priv, &priv->gid_restore_work,
+			      IPOIB_GID_RESTORE_DELAY);
+}
+
 static void ipoib_gid_restore_work(struct work_struct *work)
 {
 	struct ipoib_dev *priv = container_of(work, struct ipoib_dev,
 					      gid_restore_work.work);
 	union ib_gid gid;
 
-	if (READ_ONCE(priv->dev->reg_state) == NETREG_REGISTERED &&
-	    rdma_query_gid(priv->ca, priv->port, 0, &gid)) {
+	if (READ_ONCE(priv->dev->reg_state) != NETREG_REGISTERED ||
+	    !rdma_query_gid(priv->ca, priv->port, 0, &gid))
+		goto out;
+	/*
+	 * While the port is down, connections parked then still hold the
+	 * old entry: the tries begin again with the port (ipoib_port_event).
+	 */
+	if (ipoib_port_active(priv)) {
 		priv->fabric->gid_restore(priv);
 		if (atomic_dec_return(&priv->gid_restore_left) > 0)
 			ipoib_rtnl_work_queue(priv, &priv->gid_restore_work,
@@ -560,6 +577,7 @@ static void ipoib_gid_restore_work(struct work_struct *work)
 			netdev_warn(priv->dev, "GID 0 did not come back to %s port %u\n",
 				    dev_name(&priv->ca->dev), priv->port);
 	}
+out:
 	ipoib_rtnl_work_put(priv);
 }
 
@@ -581,14 +599,11 @@ static void ipoib_follow_gid(struct ipoib_dev *priv)
 			    ret);
 		/* let go of what names the old one: its slot is the new one's */
 		ipoib_mcast_port_event(priv);
-		if (priv->fabric->gid_restore) {
-			atomic_set(&priv->gid_restore_left,
-				   IPOIB_GID_RESTORE_TRIES);
-			ipoib_rtnl_work_queue(priv, &priv->gid_restore_work,
-					      IPOIB_GID_RESTORE_DELAY);
-		}
+		ipoib_cm_gid_gone(priv);
+		ipoib_gid_restore_start(priv);
 		return;
 	}
+	clear_bit(IPOIB_FLAG_GID_GONE_SAID, &priv->flags);
 	if (!memcmp(&gid, &priv->local_gid, sizeof(gid)))
 		return;
 	netdev_info(priv->dev, "GID 0 is now %pI6c (was %pI6c)\n", gid.raw,
@@ -1000,6 +1015,8 @@ static struct ib_client ipoib_client;
  */
 static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
 {
+	union ib_gid gid;
+
 	switch (ev) {
 	case IB_EVENT_PORT_ERR:
 		set_bit(IPOIB_FLAG_PORT_DOWN, &priv->flags);
@@ -1007,9 +1024,13 @@ static void ipoib_port_event(struct ipoib_dev *priv, enum ib_event_type ev)
 	case IB_EVENT_PORT_ACTIVE:
 		/* the link went or came: carrier, memberships and paths */
 		ipoib_mcast_port_event(priv);
+		if (ev != IB_EVENT_PORT_ACTIVE)
+			break;
+		/* GID 0 still gone: the port's tries to place it again */
+		if (rdma_query_gid(priv->ca, priv->port, 0, &gid))
+			ipoib_gid_restore_start(priv);
 		/* a restart put off while the port was down */
-		if (ev == IB_EVENT_PORT_ACTIVE &&
-		    test_bit(IPOIB_FLAG_RESTART, &priv->flags))
+		if (test_bit(IPOIB_FLAG_RESTART, &priv->flags))
 			ipoib_rtnl_work_queue(priv, &priv->reset_work, 0);
 		break;
 	case IB_EVENT_LID_CHANGE:

@@ -8,7 +8,11 @@
 # core never tries again. B's NIC takes a new MAC under that hold: GID 0
 # must come back once the hold ends (the driver asks the core to place it
 # again), B's interface must follow it, and A's traffic to B resume. The
-# old MAC comes back the same way at the end.
+# old MAC comes back in connected mode, where every connection holds the
+# entry too (its QP's and its cm_id's address vectors): they must let go
+# of it, though the port is down when GID 0 goes. Their ids' last MADs
+# then break soft-RoCE's QP1 (it sends from GID 0 by index): the log must
+# say so, and A's pings are answered over UD.
 # shellcheck disable=SC2317 # functions run through check or wait_until
 GUESTS=2
 VM_SMP=2
@@ -40,22 +44,51 @@ addr_follows() {	# our hardware address ends in GID $1
 	tr -d : <"/sys/class/net/$ifc/address" | grep -q "$g\$"
 }
 
-# new_mac NAME MAC: (B) eth0 takes MAC with GID 0 held; (A) pings B after
+cm_live() {
+	grep -q ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm"
+}
+closed_gid0_gone() {
+	gid0_absent && ! cm_live
+}
+
+# new_mac NAME MAC HOLDER: (B) eth0 takes MAC with GID 0 held, by the test
+# hook (HOLDER hook) or by a live connection (conn); (A) pings B after
 new_mac() {
-	local name=$1 mac=$2 gid
+	local name=$1 mac=$2 holder=$3 gid
 	gid=$(gid_of_mac "$mac")
 	if [ "$ROLE" = B ]; then
-		echo 2000 >"$param/test_gid0_hold_ms"
-		check "$name: GID 0's entry held" sh -c "echo $ifc >$param/test_gid0_hold"
-		ip link set eth0 down && ip link set eth0 address "$mac" &&
+		if [ "$holder" = hook ]; then
+			echo 2000 >"$param/test_gid0_hold_ms"
+			check "$name: GID 0's entry held" \
+				sh -c "echo $ifc >$param/test_gid0_hold"
+		else
+			check "$name: GID 0 held by a live connection" \
+				wait_until 10 cm_live
+		fi
+		if [ "$holder" = hook ]; then
+			ip link set eth0 down && ip link set eth0 address "$mac" &&
+				ip link set eth0 up
+			check "$name: the new MAC's GID 0 finds its slot taken" \
+				gid0_absent
+		else
+			# the connection closes, and waits for the port to say
+			# so (parked): GID 0 stays out while the port is down
+			ip link set eth0 down && ip link set eth0 address "$mac"
+			check "$name: the connection closes, GID 0 gone" \
+				wait_until 5 closed_gid0_gone
+			sleep 2
+			check "$name: GID 0 still out 2 s later, the port down" gid0_absent
 			ip link set eth0 up
-		check "$name: the new MAC's GID 0 finds its slot taken" gid0_absent
+		fi
 		check "$name: GID 0 is the new MAC's once the hold ended" \
 			wait_until $((10 * VM_SLOW)) gid0_is "$gid"
 		check "$name: our hardware address follows it" \
 			wait_until 10 addr_follows "$gid"
 		check "$name: carrier back" \
 			wait_until 20 grep -qx 1 "/sys/class/net/$ifc/carrier"
+		[ "$holder" = conn ] &&
+			check "$name: the log says closing them breaks soft-RoCE's CM" \
+				sh -c 'dmesg | grep -q "CM: GID 0 went while connection ids were open ([1-9]"'
 		signal "$name-done"
 	else
 		wait_for B "$name-done" 120
@@ -66,6 +99,9 @@ new_mac() {
 }
 
 old=$(cat /sys/class/net/eth0/address)
-new_mac "new MAC" 52:54:00:12:36:02
-new_mac "old MAC back" "$old"
+new_mac "new MAC" 52:54:00:12:36:02 hook
+echo connected >"/sys/class/net/$ifc/mode"
+# (a connection from A, which B's side holds)
+[ "$ROLE" = A ] && { ping -c 1 -W 5 -s 30000 10.20.0.2 >/dev/null || true; }
+new_mac "old MAC back, connected" "$old" conn
 finish

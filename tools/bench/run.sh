@@ -18,6 +18,8 @@
 #   BENCH_RC_SIZE   ib_send_bw -c RC message size (default 65536)
 #   BENCH_IPOIB_PARAMS  ib_ipoib module parameters (default none)
 #   BENCH_NSCALE_PATHS  paths A holds in nscale (default 4096)
+#   BENCH_FLAPS     flaps per row of recover's outage grid, of which the
+#                   worst is printed (default 3)
 #   BENCH_STEPS     measurements to run (tcp_ib ud udp_ib tcp_eth tcp_cm rc
 #                   recover mscale nscale ib cscale)
 #   BENCH_SLUB_DEBUG=1  keep the test bed's slub_debug=FZPU (by default the
@@ -29,6 +31,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${KVER:-6.12.117+deb12-amd64}
 t=${BENCH_TIME:-10}
 case $t in '' | *[!0-9]* | 0) echo "BENCH_TIME: seconds" >&2; exit 2 ;; esac
+case ${BENCH_FLAPS:-3} in
+'' | *[!0-9]* | 0) echo "BENCH_FLAPS: a number of flaps, 1 or more" >&2; exit 2 ;;
+esac
 out=$top/build/bench
 run=$out/run-$kver
 result=$out/result.txt
@@ -47,6 +52,7 @@ vm_args=(--env "BENCH_TIME=$t")
 [ -z "${BENCH_GID:-}" ] || vm_args+=(--env "BENCH_GID=$BENCH_GID")
 [ -z "${BENCH_RC_SIZE:-}" ] || vm_args+=(--env "BENCH_RC_SIZE=$BENCH_RC_SIZE")
 [ -z "${BENCH_STEPS:-}" ] || vm_args+=(--env "BENCH_STEPS=$BENCH_STEPS")
+[ -z "${BENCH_FLAPS:-}" ] || vm_args+=(--env "BENCH_FLAPS=$BENCH_FLAPS")
 [ -z "${BENCH_NSCALE_PATHS:-}" ] ||
 	vm_args+=(--env "BENCH_NSCALE_PATHS=$BENCH_NSCALE_PATHS")
 [ -z "${BENCH_IPOIB_PARAMS:-}" ] ||
@@ -196,7 +202,7 @@ slub=off
 		"$(val flap_datagram_usable_reply_ms) | $(val flap_connected_usable_reply_ms) |"
 	for o in 300 1000 5000; do
 		for i in 10 100; do
-			echo "| link flap, $o-ms outage, a ping every $i ms: the first request after the address is out of DAD, to its delivery |" \
+			echo "| link flap, $o-ms outage, a ping every $i ms: the first request after the address is out of DAD, to its delivery (worst of ${BENCH_FLAPS:-3} flaps) |" \
 				"$(val "flapg_datagram_${o}_${i}_ms") | $(val "flapg_connected_${o}_${i}_ms") |"
 		done
 	done
