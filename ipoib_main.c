@@ -565,8 +565,9 @@ static void ipoib_gid_restore_work(struct work_struct *work)
 	    !rdma_query_gid(priv->ca, priv->port, 0, &gid))
 		goto out;
 	/*
-	 * While the port is down, connections parked then still hold the
-	 * old entry: the tries begin again with the port (ipoib_port_event).
+	 * Not while the port is down: the underlay's return adds its
+	 * default GIDs by itself, and the tries begin again with the port
+	 * (ipoib_port_event), without RTNL taken for nothing meanwhile.
 	 */
 	if (ipoib_port_active(priv)) {
 		priv->fabric->gid_restore(priv);

@@ -47,8 +47,9 @@ addr_follows() {	# our hardware address ends in GID $1
 cm_live() {
 	grep -q ' live ' "/sys/kernel/debug/ipoib/${ifc}_cm"
 }
-closed_gid0_gone() {
-	gid0_absent && ! cm_live
+closed_gid0_gone() {	# no connection left at all, not even parked
+	local f=/sys/kernel/debug/ipoib/${ifc}_cm
+	gid0_absent && [ -e "$f" ] && ! grep -q '^GID:' "$f"
 }
 
 # new_mac NAME MAC HOLDER: (B) eth0 takes MAC with GID 0 held, by the test
@@ -71,10 +72,10 @@ new_mac() {
 			check "$name: the new MAC's GID 0 finds its slot taken" \
 				gid0_absent
 		else
-			# the connection closes, and waits for the port to say
-			# so (parked): GID 0 stays out while the port is down
+			# the connection closes and goes at once (not parked);
+			# GID 0's tries wait for the port
 			ip link set eth0 down && ip link set eth0 address "$mac"
-			check "$name: the connection closes, GID 0 gone" \
+			check "$name: the connection closes and goes, GID 0 gone" \
 				wait_until 5 closed_gid0_gone
 			sleep 2
 			check "$name: GID 0 still out 2 s later, the port down" gid0_absent
