@@ -860,7 +860,8 @@ static inline bool ipoib_port_active(struct ipoib_dev *priv)
  * module users load): holds that widen race windows for the race
  * selftests. A restart asked for through the test_restart parameter
  * holds the next transmit between its look at the QP state and its post,
- * and the restart between its teardown and its bring-up.
+ * and the restart between its teardown and its bring-up; a connection's
+ * set-up can hold between taking GID 0 and joining cm.chans.
  */
 #ifdef IPOIB_TEST_HOOKS
 void ipoib_test_xmit_delay(void);
@@ -884,6 +885,16 @@ static inline bool ipoib_test_rx_nopage_now(void)
 static inline void ipoib_test_restart_gap(void)
 {
 	unsigned int ms = READ_ONCE(ipoib_test_restart_gap_ms);
+
+	if (ms)
+		msleep(ms);
+}
+
+extern unsigned int ipoib_test_cm_gid_delay_ms;
+
+static inline void ipoib_test_cm_gid_delay(void)
+{
+	unsigned int ms = READ_ONCE(ipoib_test_cm_gid_delay_ms);
 
 	if (ms)
 		msleep(ms);
@@ -912,6 +923,10 @@ static inline bool ipoib_test_rx_nopage_now(void)
 }
 
 static inline void ipoib_test_restart_gap(void)
+{
+}
+
+static inline void ipoib_test_cm_gid_delay(void)
 {
 }
 #endif

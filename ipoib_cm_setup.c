@@ -229,6 +229,31 @@ static int ipoib_cm_send_req(struct ipoib_cm_chan *chan)
 	return ib_send_cm_req(chan->cm_id, &req);
 }
 
+/*
+ * Whether @attr is an entry of GID 0 that GID 0 no longer is (cm.mutex
+ * held). A set-up that took GID 0 before it went but joins cm.chans only
+ * after ipoib_cm_gid_gone() ran was not closed there: it must send
+ * nothing from the old entry either (a MAD from a gone slot breaks
+ * soft-RoCE's QP1, see there), and let it go. An entry being deleted is
+ * no longer valid, so a GID event not yet handled counts as gone too.
+ */
+static bool ipoib_cm_gid_stale(struct ipoib_dev *priv,
+			       const struct ib_gid_attr *attr)
+{
+	const struct ib_gid_attr *cur;
+	bool stale;
+
+	lockdep_assert_held(&priv->cm.mutex);
+	if (!attr || attr->index)
+		return false;
+	cur = rdma_get_gid_attr(priv->ca, priv->port, 0);
+	if (IS_ERR(cur))
+		return true;
+	stale = cur != attr;
+	rdma_put_gid_attr(cur);
+	return stale;
+}
+
 /* Set-up work of ours: QP, cm_id, then the REQ if still wanted. */
 void ipoib_cm_connect_work(struct work_struct *work)
 {
@@ -249,13 +274,16 @@ void ipoib_cm_connect_work(struct work_struct *work)
 		id = ib_create_cm_id(priv->ca, ipoib_cm_handler, chan);
 		ret = PTR_ERR_OR_ZERO(id);
 	}
+	ipoib_test_cm_gid_delay();
 
 	mutex_lock(&priv->cm.mutex);
 	list_add_tail(&chan->node, &priv->cm.chans);
 	if (!ret)
 		chan->cm_id = id;
+	/* (an id that sent nothing goes without a MAD) */
 	if (!ret && (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
-		     rcu_access_pointer(chan->peer->tx) != chan)) {
+		     rcu_access_pointer(chan->peer->tx) != chan ||
+		     ipoib_cm_gid_stale(priv, chan->sgid_attr))) {
 		ipoib_cm_step(chan, IPOIB_CM_EV_CLOSE, NULL);
 	} else if (!ret) {
 		ret = ipoib_cm_send_req(chan);
@@ -439,7 +467,18 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		  !((pd.caps & IPOIB_CM_CAP_BIDIR) ||
 		    req->listen_id == priv->cm.listen[1]);
 
+	ipoib_test_cm_gid_delay();
 	mutex_lock(&priv->cm.mutex);
+	/*
+	 * A REQ that came to a GID 0 since gone (ipoib_cm_gid_stale()):
+	 * ib_cm drops it without a REJ for a handler's -ENOMEM, as a REQ to
+	 * be retried (a retry to the old GID finds no one).
+	 */
+	if (ipoib_cm_gid_stale(priv, req->ppath_sgid_attr)) {
+		mutex_unlock(&priv->cm.mutex);
+		ipoib_dbg(priv, 1, "CM: REQ to a GID 0 since gone, dropped\n");
+		return -ENOMEM;
+	}
 	spin_lock_bh(&priv->cm.lock);
 	chan = ipoib_cm_admit(priv, addr, rx_only, &reason, &lost);
 	spin_unlock_bh(&priv->cm.lock);

@@ -13,6 +13,9 @@
  * test_gid0_hold keeps a reference on an interface's GID 0 table entry
  * for test_gid0_hold_ms, as another user of the port (an address handle
  * not yet destroyed) may: a new default GID then finds its slot taken.
+ * test_cm_gid_delay_ms holds every connection's set-up (our REQ's work
+ * after it took GID 0, a REQ's handler) before it joins the channel list:
+ * GID 0 can go meanwhile.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -36,6 +39,10 @@ MODULE_PARM_DESC(test_xmit_hold_ms, "Test builds: after test_restart, the next t
 unsigned int ipoib_test_restart_gap_ms;
 module_param_named(test_restart_gap_ms, ipoib_test_restart_gap_ms, uint, 0644);
 MODULE_PARM_DESC(test_restart_gap_ms, "Test builds: milliseconds between a restart's teardown and its bring-up");
+
+unsigned int ipoib_test_cm_gid_delay_ms;
+module_param_named(test_cm_gid_delay_ms, ipoib_test_cm_gid_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_cm_gid_delay_ms, "Test builds: milliseconds a connection's set-up holds GID 0 before it joins the channel list");
 
 void ipoib_test_xmit_delay(void)
 {

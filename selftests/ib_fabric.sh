@@ -112,21 +112,35 @@ check "debugfs path to softib1 = the SA's PathRecord (DLID, SL, rate, MTU)" \
 
 # iperf3 each way the tests go: datagram, then connected mode
 ip netns exec b iperf3 -s -D -B 10.30.0.2
-# throughput LABEL MIN: 3 s of TCP to softib1's side at MIN Mbit/s or
-# more (its figure in /tmp/mbps.LABEL)
+# throughput LABEL MIN [DEST]: 3 s of TCP to softib1's side (or DEST) at
+# MIN Mbit/s or more (its figure in /tmp/mbps.LABEL)
 throughput() {
 	local bps
-	bps=$(iperf3 -c 10.30.0.2 -t 3 -J 2>/dev/null | python3 -c '
+	bps=$(iperf3 -c "${3:-10.30.0.2}" -t 3 -J 2>/dev/null | python3 -c '
 import json, sys
 print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]))')
 	echo $((${bps:-0} / 1000000)) >"/tmp/mbps.$1"
 	log "$1: iperf3 TCP $(cat "/tmp/mbps.$1") Mbit/s"
 	[ "$(cat "/tmp/mbps.$1")" -ge "$2" ]
 }
-# (50 to 86 Mbit/s seen in datagram mode, 156 to 308 connected, with the
-# other core busy)
-check "datagram: iperf3 TCP at $((20 / VM_SLOW)) Mbit/s or more" \
-	throughput datagram $((20 / VM_SLOW))
+# The floor is a share of what the same TCP gets over a veth pair of the
+# same MTU between the same namespaces, measured here: under TCG both are
+# the guest's CPU, and how fast the host is changes both (50 to 86 Mbit/s
+# seen in datagram mode on one day, 16 on a slower one; 24 against a
+# veth's 148, and 79 connected, on another).
+mtu=$(cat "/sys/class/net/$if0/mtu")
+ip link add vref0 mtu "$mtu" type veth peer name vref1 mtu "$mtu" netns b
+ip addr add 10.39.0.1/24 dev vref0
+ip -n b addr add 10.39.0.2/24 dev vref1
+ip link set vref0 up
+ip -n b link set vref1 up
+ip netns exec b iperf3 -s -D -B 10.39.0.2
+wait_until 5 pings 1 -W 1 10.39.0.2 || true
+throughput veth 0 10.39.0.2 || true
+ref=$(cat /tmp/mbps.veth)
+ip link del vref0
+check "datagram: iperf3 TCP at 1/12 of a veth's ($ref Mbit/s) or more" \
+	eval 'test "$ref" -gt 0 && throughput datagram $((ref / 12))'
 echo connected >"/sys/class/net/$if0/mode"
 ip netns exec b sh -c "echo connected >/sys/class/net/$if1/mode"
 check "connected: both interfaces in connected mode, MTU 65520" \

@@ -362,18 +362,21 @@ reregistered() {
 }
 check "opensm back: its sweep asks softib1 to reregister" \
 	wait_until 30 reregistered
+t_rereg=$(echo "$(date +%s.%N) - $t0" | bc)
 check "... the failed join succeeds" \
 	wait_until 20 grep -q "GID: $g7 .*complete: yes" "$mcg1"
 t_join=$(echo "$(date +%s.%N) - $t0" | bc)
 check "... the children's path resolves: ping" \
 	wait_until 20 pings 1 -W 1 10.31.0.2
 t_path=$(echo "$(date +%s.%N) - $t0" | bc)
-log "from opensm's start: join again in $t_join s, path in $t_path s"
-# the join's backoff had reached 8 s: a join in under 8 s did not wait
-# for it (4 s here, more on a slow kernel, never 8)
-lim=$((4 * VM_SLOW < 7 ? 4 * VM_SLOW : 7))
-check "... the join within $lim s of opensm's start, the path within $((lim + 1)) s" \
-	test "$(echo "$t_join < $lim && $t_path < $lim + 1" | bc)" = 1
+log "from opensm's start: the reregister seen in $t_rereg s, join again in $t_join s, path in $t_path s"
+# the join's backoff had reached 8 s: a join soon after the reregister
+# did not wait for it. Measured from the reregister (seen within 0.2 s),
+# not from opensm's start: how long opensm's first sweep takes is the
+# host's speed (about 3 s here, more on a slow host), not the driver's.
+lim=$((2 * VM_SLOW < 6 ? 2 * VM_SLOW : 6))
+check "... the join within $lim s of the reregister, the path within $((lim + 1)) s" \
+	test "$(echo "$t_join - $t_rereg < $lim && $t_path - $t_rereg < $lim + 1" | bc)" = 1
 check "... the ports subscribe again with the new SA" \
 	wait_until 10 following "$sub0" "$sub1"
 python3 "$mc" send 239.1.2.7 5003 "$if0" 10

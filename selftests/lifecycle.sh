@@ -201,10 +201,11 @@ if [ "$ROLE" = A ]; then
 		wait_until 15 eval '[ -n "$(mon_ms carrier "$t" "$IFC")" ]'
 	kill "$MON_PID"
 	wait "$MON_PID" || true
-	read -r _ ul <<<"$(mon_ms usable "$t" "$IFC")"
-	read -r _ cl <<<"$(mon_ms carrier "$t" "$IFC")"
+	read -r u ul <<<"$(mon_ms usable "$t" "$IFC")"
+	read -r c cl <<<"$(mon_ms carrier "$t" "$IFC")"
+	log "the address back: usable after ${u:--} ms, carrier after ${c:--} ms"
 	check "... not before the address was out of DAD" \
-		carrier_after_usable "${ul:--}" "${cl:--}"
+		carrier_after_usable "${u:--}" "${ul:--}" "${c:--}" "${cl:--}"
 	check "... and B answers" pings 3 -W 2 10.20.0.2
 else
 	wait_for A ll 60

@@ -42,8 +42,10 @@ mcast_round() {	# mcast_round GROUP MGID OTHER OTHER_MGID NAME
 		# driver did, a packet socket sees them
 		python3 "$mc" sniff "$group" 5000 "$ifc" 25 >"/tmp/sn.$name" &
 		python3 "$mc" sniff "$other" 5001 "$ifc" 25 >"/tmp/rx-other.$name" &
+		# (three python3 start-ups under TCG: seen over 10 s on a
+		# slow host; a wait, not a bound)
 		check "$name: the receiver and both packet sockets ready" \
-			wait_until $((10 * VM_SLOW)) eval "grep -q ready /tmp/rx.$name &&
+			wait_until $((30 * VM_SLOW)) eval "grep -q ready /tmp/rx.$name &&
 			grep -q ready /tmp/sn.$name && grep -q ready /tmp/rx-other.$name"
 		check "$name: group joined on the fabric" \
 			wait_until $((10 * VM_SLOW)) grep -q "GID: $mgid .*complete: yes" "$mcg"
