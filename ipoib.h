@@ -465,6 +465,7 @@ struct ipoib_counters {
 	atomic_long_t cm_rnr_failures;	/* peer took no data: connection ended */
 	atomic_long_t cm_tx_stalled;	/* dropped: its connection is stuck */
 	atomic_long_t cm_peer_moved;	/* closed: no neighbour names its peer */
+	atomic_long_t cm_gid_stale;	/* set-up found GID 0 gone: sent nothing */
 	atomic_long_t cm_rx_misdirected; /* data on ours, cm_bidir off */
 	atomic_long_t cm_tx_csum_pending; /* checksum left to the receiver */
 	atomic_long_t cm_rx_csum_pending; /* ... and taken as such */

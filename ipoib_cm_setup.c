@@ -230,12 +230,16 @@ static int ipoib_cm_send_req(struct ipoib_cm_chan *chan)
 }
 
 /*
- * Whether @attr is an entry of GID 0 that GID 0 no longer is (cm.mutex
- * held). A set-up that took GID 0 before it went but joins cm.chans only
- * after ipoib_cm_gid_gone() ran was not closed there: it must send
- * nothing from the old entry either (a MAD from a gone slot breaks
- * soft-RoCE's QP1, see there), and let it go. An entry being deleted is
- * no longer valid, so a GID event not yet handled counts as gone too.
+ * Whether @attr, an entry of GID 0, holds a GID that GID 0 no longer is
+ * (cm.mutex held). A set-up that took GID 0 before it went but joins
+ * cm.chans only after ipoib_cm_gid_gone() ran was not closed there: it
+ * must send nothing from the old entry either (a MAD from a gone slot
+ * breaks soft-RoCE's QP1, see there), and let it go. An entry being
+ * deleted is no longer valid, so a GID event not yet handled counts as
+ * gone too. By value, not by entry: on InfiniBand the core rewrites the
+ * table's entries, the same GIDs in new ones, at GID change and
+ * reregister events. (Index 0 only: the default GID soft-RoCE moves with
+ * the MAC; a hardware HCA loses only the MAD.)
  */
 static bool ipoib_cm_gid_stale(struct ipoib_dev *priv,
 			       const struct ib_gid_attr *attr)
@@ -248,9 +252,13 @@ static bool ipoib_cm_gid_stale(struct ipoib_dev *priv,
 		return false;
 	cur = rdma_get_gid_attr(priv->ca, priv->port, 0);
 	if (IS_ERR(cur))
-		return true;
-	stale = cur != attr;
-	rdma_put_gid_attr(cur);
+		stale = true;
+	else
+		stale = memcmp(cur->gid.raw, attr->gid.raw, sizeof(cur->gid));
+	if (!IS_ERR(cur))
+		rdma_put_gid_attr(cur);
+	if (stale)
+		atomic_long_inc(&priv->counters.cm_gid_stale);
 	return stale;
 }
 
@@ -280,7 +288,7 @@ void ipoib_cm_connect_work(struct work_struct *work)
 	list_add_tail(&chan->node, &priv->cm.chans);
 	if (!ret)
 		chan->cm_id = id;
-	/* (an id that sent nothing goes without a MAD) */
+	/* closed before its REQ, the id goes without a MAD */
 	if (!ret && (!test_bit(IPOIB_FLAG_CM_UP, &priv->flags) ||
 		     rcu_access_pointer(chan->peer->tx) != chan ||
 		     ipoib_cm_gid_stale(priv, chan->sgid_attr))) {
@@ -444,13 +452,29 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 	u8 addr[IPOIB_ADDR_LEN];
 	bool rx_only;
 
+	ipoib_test_cm_gid_delay();
+	mutex_lock(&priv->cm.mutex);
+	/*
+	 * A REQ that came to a GID 0 since gone (ipoib_cm_gid_stale()) gets
+	 * no answer, not even a REJ: for a handler's -ENOMEM, and only for
+	 * that, cm_destroy_id() lets a REQ go unanswered (as one to be
+	 * retried; a retry to the old GID finds no one). Any other error
+	 * would REJ from the old entry.
+	 */
+	if (ipoib_cm_gid_stale(priv, req->ppath_sgid_attr)) {
+		mutex_unlock(&priv->cm.mutex);
+		ipoib_dbg(priv, 1, "CM: REQ to a GID 0 since gone, dropped\n");
+		return -ENOMEM;
+	}
 	if (ipoib_cm_parse_pdata(ev->private_data, &pd)) {
+		mutex_unlock(&priv->cm.mutex);
 		atomic_long_inc(&priv->counters.cm_bad_pdata);
 		ipoib_warn_rl(priv, "CM: REQ without valid private data, rejected\n");
 		ipoib_cm_reject(priv, id, IB_CM_REJ_CONSUMER_DEFINED);
 		return 1;
 	}
 	if (req->qp_type != IB_QPT_RC && req->qp_type != IB_QPT_UC) {
+		mutex_unlock(&priv->cm.mutex);
 		ipoib_warn_rl(priv, "CM: REQ for QP type %d, rejected\n",
 			      req->qp_type);
 		ipoib_cm_reject(priv, id, IB_CM_REJ_INVALID_TRANSPORT_TYPE);
@@ -467,18 +491,6 @@ static int ipoib_cm_req(struct ipoib_dev *priv, struct ib_cm_id *id,
 		  !((pd.caps & IPOIB_CM_CAP_BIDIR) ||
 		    req->listen_id == priv->cm.listen[1]);
 
-	ipoib_test_cm_gid_delay();
-	mutex_lock(&priv->cm.mutex);
-	/*
-	 * A REQ that came to a GID 0 since gone (ipoib_cm_gid_stale()):
-	 * ib_cm drops it without a REJ for a handler's -ENOMEM, as a REQ to
-	 * be retried (a retry to the old GID finds no one).
-	 */
-	if (ipoib_cm_gid_stale(priv, req->ppath_sgid_attr)) {
-		mutex_unlock(&priv->cm.mutex);
-		ipoib_dbg(priv, 1, "CM: REQ to a GID 0 since gone, dropped\n");
-		return -ENOMEM;
-	}
 	spin_lock_bh(&priv->cm.lock);
 	chan = ipoib_cm_admit(priv, addr, rx_only, &reason, &lost);
 	spin_unlock_bh(&priv->cm.lock);

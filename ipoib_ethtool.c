@@ -64,6 +64,7 @@ static const struct ipoib_stat ipoib_stats[] = {
 	IPOIB_OWN_STAT(cm_rnr_failures),
 	IPOIB_OWN_STAT(cm_tx_stalled),
 	IPOIB_OWN_STAT(cm_peer_moved),
+	IPOIB_OWN_STAT(cm_gid_stale),
 	IPOIB_OWN_STAT(cm_crossed),
 	IPOIB_OWN_STAT(cm_rx_misdirected),
 	IPOIB_OWN_STAT(cm_bad_pdata),

@@ -121,10 +121,10 @@ setup_mac() {
 	local name=$1 mac=$2 side=$3 gid w
 	gid=$(gid_of_mac "$mac")
 	if [ "$ROLE" = B ]; then
-		w=$(warned)
+		w=$(warned) s0=$(stat_of cm_gid_stale)
 		echo 3000 >"$param/test_cm_gid_delay_ms"
 		if [ "$side" = ours ]; then
-			ping -c 1 -W 8 -M do -s 30000 10.20.0.1 >/dev/null 2>&1 &
+			ping -c 1 -W 8 -M "do" -s 30000 10.20.0.1 >/dev/null 2>&1 &
 			check "$name: B's set-up under way (its RC QP made)" \
 				wait_until 5 rc_in_setup
 		else
@@ -143,17 +143,20 @@ setup_mac() {
 			qp1_works
 		check "$name: no warning (no id was open when GID 0 went)" \
 			test "$(warned)" = "$w"
+		# (the held set-up met the gone GID: the race was run)
+		check "$name: the set-up found GID 0 gone (cm_gid_stale + 1)" \
+			test $(($(stat_of cm_gid_stale) - s0)) = 1
 		# (the first ping's packet, left without a connection, went
 		# back "too big" and lowered the route's MTU: forgotten)
 		ip route flush cache
 		[ "$side" = ours ] &&
 			check "$name: B's 30000-octet DF pings to A go over a new connection" \
-				wait_until 15 pings 1 -M do -s 30000 -W 2 10.20.0.1
+				wait_until 15 pings 1 -M "do" -s 30000 -W 2 10.20.0.1
 		signal "$name-done"
 	else
 		if [ "$side" = theirs ]; then
 			wait_for B "$name-go" 60
-			ping -c 1 -W 2 -M do -s 30000 10.20.0.2 >/dev/null 2>&1 &
+			ping -c 1 -W 2 -M "do" -s 30000 10.20.0.2 >/dev/null 2>&1 &
 			check "$name: A's REQ sent (B's handler holds it)" \
 				wait_until 5 grep -q ' active connecting ' \
 					"/sys/kernel/debug/ipoib/${ifc}_cm"
@@ -164,7 +167,7 @@ setup_mac() {
 		ip route flush cache
 		[ "$side" = theirs ] &&
 			check "$name: A's 30000-octet DF pings to B go over a new connection" \
-				wait_until 15 pings 1 -M do -s 30000 -W 2 10.20.0.2
+				wait_until 15 pings 1 -M "do" -s 30000 -W 2 10.20.0.2
 	fi
 	barrier "$name-checked"
 }

@@ -134,13 +134,16 @@ ip addr add 10.39.0.1/24 dev vref0
 ip -n b addr add 10.39.0.2/24 dev vref1
 ip link set vref0 up
 ip -n b link set vref1 up
-ip netns exec b iperf3 -s -D -B 10.39.0.2
+ip netns exec b iperf3 -s -D -1 -B 10.39.0.2	# (one test, then gone)
 wait_until 5 pings 1 -W 1 10.39.0.2 || true
 throughput veth 0 10.39.0.2 || true
 ref=$(cat /tmp/mbps.veth)
 ip link del vref0
-check "datagram: iperf3 TCP at 1/12 of a veth's ($ref Mbit/s) or more" \
-	eval 'test "$ref" -gt 0 && throughput datagram $((ref / 12))'
+# (at most the 20 Mbit/s it was before, should the veth ever gain more)
+floor=$((ref / 12 < 20 ? ref / 12 : 20))
+# shellcheck disable=SC2016 # expanded by eval
+check "datagram: iperf3 TCP at 1/12 of a veth's ($ref Mbit/s), 20 at most, or more: $floor" \
+	eval 'test "$ref" -gt 0 && throughput datagram "$floor"'
 echo connected >"/sys/class/net/$if0/mode"
 ip netns exec b sh -c "echo connected >/sys/class/net/$if1/mode"
 check "connected: both interfaces in connected mode, MTU 65520" \
