@@ -275,6 +275,14 @@ struct ipoib_fabric_ops {
 	 * core place it again. NULL: it comes back by itself.
 	 */
 	void (*gid_restore)(struct ipoib_dev *priv);
+	/*
+	 * The core keeps a GID's table entry for as long as the GID is
+	 * there (RoCE: entries come and go with the underlay's addresses)
+	 * and does not rewrite the table at port events (InfiniBand does,
+	 * the same GIDs in new entries): a held entry of GID 0 that is no
+	 * longer the table's means GID 0 went.
+	 */
+	bool gid_entries_kept;
 };
 
 extern const struct ipoib_fabric_ops ipoib_fabric_ib;

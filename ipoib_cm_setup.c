@@ -230,16 +230,16 @@ static int ipoib_cm_send_req(struct ipoib_cm_chan *chan)
 }
 
 /*
- * Whether @attr, an entry of GID 0, holds a GID that GID 0 no longer is
- * (cm.mutex held). A set-up that took GID 0 before it went but joins
- * cm.chans only after ipoib_cm_gid_gone() ran was not closed there: it
- * must send nothing from the old entry either (a MAD from a gone slot
- * breaks soft-RoCE's QP1, see there), and let it go. An entry being
- * deleted is no longer valid, so a GID event not yet handled counts as
- * gone too. By value, not by entry: on InfiniBand the core rewrites the
- * table's entries, the same GIDs in new ones, at GID change and
- * reregister events. (Index 0 only: the default GID soft-RoCE moves with
- * the MAC; a hardware HCA loses only the MAD.)
+ * Whether @attr, an entry of GID 0, is no longer GID 0's (cm.mutex held).
+ * A set-up that took GID 0 before it went but joins cm.chans only after
+ * ipoib_cm_gid_gone() ran was not closed there: it must send nothing from
+ * the old entry either (a MAD from a gone slot breaks soft-RoCE's QP1, see
+ * there), and let it go. An entry being deleted is no longer valid, so a
+ * GID event not yet handled counts as gone too. By entry, not by value:
+ * a MAC that went and came back gives GID 0 its old value in a new entry.
+ * Only where the core keeps entries (RoCE): on InfiniBand it rewrites
+ * them at port events, and a MAD from an old one costs nothing. (Index 0
+ * only: the default GID soft-RoCE moves with the MAC.)
  */
 static bool ipoib_cm_gid_stale(struct ipoib_dev *priv,
 			       const struct ib_gid_attr *attr)
@@ -248,13 +248,10 @@ static bool ipoib_cm_gid_stale(struct ipoib_dev *priv,
 	bool stale;
 
 	lockdep_assert_held(&priv->cm.mutex);
-	if (!attr || attr->index)
+	if (!attr || attr->index || !priv->fabric->gid_entries_kept)
 		return false;
 	cur = rdma_get_gid_attr(priv->ca, priv->port, 0);
-	if (IS_ERR(cur))
-		stale = true;
-	else
-		stale = memcmp(cur->gid.raw, attr->gid.raw, sizeof(cur->gid));
+	stale = IS_ERR(cur) || cur != attr;
 	if (!IS_ERR(cur))
 		rdma_put_gid_attr(cur);
 	if (stale)

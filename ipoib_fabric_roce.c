@@ -415,4 +415,5 @@ const struct ipoib_fabric_ops ipoib_fabric_roce = {
 	.link_speed	= ipoib_roce_link_speed,
 	.link_ready	= ipoib_roce_link_ready,
 	.gid_restore	= ipoib_roce_gid_restore,
+	.gid_entries_kept = true,
 };
