@@ -107,6 +107,9 @@ qp1_works() {	# soft-RoCE's QP1 (the CM's MADs) not in the error state
 rc_in_setup() {	# an RC QP of ours made, not yet connected
 	rdma resource show qp link rxe0/1 | grep 'type RC' | grep -q 'state INIT'
 }
+stale_once() {	# stale_once N: cm_gid_stale is N + 1
+	[ $(($(stat_of cm_gid_stale) - $1)) = 1 ]
+}
 warned() {
 	dmesg | grep -c "CM: GID 0 went while connection ids were open"
 }
@@ -140,7 +143,7 @@ setup_mac() {
 		# (the held set-up met the gone GID: the race was run; the
 		# handler of A's REQ may still hold when GID 0 is back)
 		check "$name: the set-up found GID 0 gone (cm_gid_stale + 1)" \
-			wait_until 10 eval 'test $(($(stat_of cm_gid_stale) - s0)) = 1'
+			wait_until 10 stale_once "$s0"
 		check "$name: carrier back" \
 			wait_until 20 grep -qx 1 "/sys/class/net/$ifc/carrier"
 		check "$name: B's QP1 still works (nothing sent from the old GID)" \
