@@ -870,7 +870,8 @@ static inline bool ipoib_port_active(struct ipoib_dev *priv)
  * selftests. A restart asked for through the test_restart parameter
  * holds the next transmit between its look at the QP state and its post,
  * and the restart between its teardown and its bring-up; a connection's
- * set-up can hold between taking GID 0 and joining cm.chans.
+ * set-up can hold between taking GID 0 and joining cm.chans, and a
+ * path's resolution before it starts.
  */
 #ifdef IPOIB_TEST_HOOKS
 void ipoib_test_xmit_delay(void);
@@ -891,23 +892,20 @@ static inline bool ipoib_test_rx_nopage_now(void)
 	return atomic_add_unless(&ipoib_test_rx_nopage, -1, 0);
 }
 
-static inline void ipoib_test_restart_gap(void)
-{
-	unsigned int ms = READ_ONCE(ipoib_test_restart_gap_ms);
-
-	if (ms)
-		msleep(ms);
-}
-
 extern unsigned int ipoib_test_cm_gid_delay_ms;
+extern unsigned int ipoib_test_path_delay_ms;
 
-static inline void ipoib_test_cm_gid_delay(void)
+static inline void ipoib_test_pause(const unsigned int *ms)
 {
-	unsigned int ms = READ_ONCE(ipoib_test_cm_gid_delay_ms);
+	unsigned int v = READ_ONCE(*ms);
 
-	if (ms)
-		msleep(ms);
+	if (v)
+		msleep(v);
 }
+
+#define ipoib_test_restart_gap()  ipoib_test_pause(&ipoib_test_restart_gap_ms)
+#define ipoib_test_cm_gid_delay() ipoib_test_pause(&ipoib_test_cm_gid_delay_ms)
+#define ipoib_test_path_delay()	  ipoib_test_pause(&ipoib_test_path_delay_ms)
 #else
 static inline void ipoib_test_xmit_delay(void)
 {
@@ -936,6 +934,10 @@ static inline void ipoib_test_restart_gap(void)
 }
 
 static inline void ipoib_test_cm_gid_delay(void)
+{
+}
+
+static inline void ipoib_test_path_delay(void)
 {
 }
 #endif

@@ -99,6 +99,7 @@ static void ipoib_path_resolve_work(struct work_struct *work)
 	int ret;
 
 	atomic_long_inc(&priv->counters.path_resolutions);
+	ipoib_test_path_delay();
 	ipoib_dbg(priv, 1, "resolving the path to %pI6c\n", path->dgid.raw);
 	ret = priv->fabric->path_resolve(priv, path);
 	if (ret)
@@ -199,14 +200,25 @@ static netdev_tx_t ipoib_path_send(struct ipoib_dev *priv,
 			     READ_ONCE(priv->qkey));
 }
 
+static void ipoib_path_drop(struct ipoib_dev *priv, struct sk_buff *skb)
+{
+	atomic_long_inc(&priv->counters.tx_no_path);
+	DEV_STATS_INC(priv->dev, tx_dropped);
+	dev_kfree_skb_any(skb);
+}
+
 /*
  * Slow path (under rcu_read_lock): no ready path. Queue a few packets
- * while resolution runs.
+ * while resolution runs; when full, the oldest goes, as in the kernel's
+ * own neighbour queue: after an outage, that queue hands us its backlog
+ * in one burst, and keeping the first of it would drop every packet sent
+ * since, until the path is ready.
  */
 static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 				    struct sk_buff *skb,
 				    const struct ipoib_lladdr *dst)
 {
+	struct sk_buff *old = NULL;
 	struct ipoib_path *path;
 	bool start = false;
 
@@ -235,19 +247,19 @@ static netdev_tx_t ipoib_path_queue(struct ipoib_dev *priv,
 		start = true;
 	}
 	if (skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN)
-		goto drop;
+		old = skb_dequeue(&path->queue);
 	path->last_used = jiffies;
 	skb_queue_tail(&path->queue, skb);
 	if (start)
 		queue_work(priv->wq, &path->resolve_work);
 	spin_unlock_bh(&priv->path_lock);
+	if (old)
+		ipoib_path_drop(priv, old);
 	return NETDEV_TX_OK;
 
 drop:
 	spin_unlock_bh(&priv->path_lock);
-	atomic_long_inc(&priv->counters.tx_no_path);
-	DEV_STATS_INC(priv->dev, tx_dropped);
-	dev_kfree_skb_any(skb);
+	ipoib_path_drop(priv, skb);
 	return NETDEV_TX_OK;
 }
 

@@ -44,6 +44,10 @@ unsigned int ipoib_test_cm_gid_delay_ms;
 module_param_named(test_cm_gid_delay_ms, ipoib_test_cm_gid_delay_ms, uint, 0644);
 MODULE_PARM_DESC(test_cm_gid_delay_ms, "Test builds: milliseconds a connection's set-up holds GID 0 before it joins the channel list");
 
+unsigned int ipoib_test_path_delay_ms;
+module_param_named(test_path_delay_ms, ipoib_test_path_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_path_delay_ms, "Test builds: milliseconds a path's resolution waits before it starts");
+
 void ipoib_test_xmit_delay(void)
 {
 	if (atomic_read(&ipoib_test_hold) != 1)

@@ -221,6 +221,8 @@ if [ "$ROLE" = A ]; then
 	wait_for B unloaded 60
 	check "the connection to B closes" \
 		wait_until 15 sh -c "! grep -q live $dbg/${ifc}_cm"
+	# its peer gone, iperf3 would only wait out its timeout
+	kill "$ipid" 2>/dev/null
 	wait $ipid || log "iperf3 ended with status $? (expected: B left)"
 	sed 's/^/#   /' /tmp/unload.log
 	check "ib_ipoib unloads after the peer left" modprobe -r ib_ipoib

@@ -14,6 +14,12 @@
 #    timeout, a QP error or a P_Key change takes; here test_restart);
 # 2. A flushes its neighbours, switches to connected mode and back, and
 #    goes down and up;
+# 3. A sends a burst of 20 datagrams to B while its path to B resolves
+#    (test_path_delay_ms holds the resolution 1 s; B's address is a
+#    permanent neighbour, so no ARP holds them): the path keeps the
+#    newest 8, as the kernel's neighbour queue does, since after an
+#    outage that queue hands over its backlog in one burst and what is
+#    sent next matters more;
 # then traffic flows both ways and A holds as many verbs objects as
 # before.
 # shellcheck disable=SC2317 # functions run through check, wait_until or eval
@@ -29,6 +35,7 @@ peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 sys=/sys/class/net/$ifc
 param=/sys/module/ib_ipoib/parameters
 ip addr add "10.20.0.$idx/24" dev "$ifc"
+cat "$sys/address" >"$SHARED/$ROLE.lladdr"
 barrier configured
 check "ping $peer" pings 2 -i 0.2 -W 5 "10.20.0.$peer"
 barrier pinged
@@ -81,6 +88,26 @@ if [ "$ROLE" = A ]; then
 	kill "$pinger"
 	wait
 	tail -n 3 /tmp/ping.log | sed 's/^/#   /'
+
+	# 3: a fresh path (down flushes them), held while the burst comes
+	ip link set "$ifc" down
+	ip link set "$ifc" up
+	check "3: carrier" wait_until 20 carrier
+	ip neigh replace 10.20.0.2 lladdr "$(cat "$SHARED/B.lladdr")" \
+		nud permanent dev "$ifc"
+	echo 1000 >"$param/test_path_delay_ms"
+	signal burst-next
+	wait_for B rx-ready 60
+	d0=$(stat_of tx_no_path)
+	for i in $(seq 20); do
+		echo "$i" >/dev/udp/10.20.0.2/9999
+	done
+	check "3: the 12 over the path's 8 dropped, counted (tx_no_path)" \
+		test $(($(stat_of tx_no_path) - d0)) = 12
+	signal burst-sent
+	wait_for B burst-checked 60
+	echo 0 >"$param/test_path_delay_ms"
+	ip neigh del 10.20.0.2 dev "$ifc"
 	ip link set "$ifc" down
 	ip link set "$ifc" up
 	check "carrier after a last down/up" wait_until 20 carrier
@@ -90,6 +117,29 @@ if [ "$ROLE" = A ]; then
 	check "as many verbs objects as before" test "$after" = "$before"
 	signal "done"
 else
+	wait_for A burst-next $((VM_TIMEOUT - 120))
+	# each datagram a line; done 3 s after the last (at most 20 s)
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.20.0.2", 9999))
+open("/tmp/rx-ready", "w").close()
+s.settimeout(20)
+end = time.time() + 20
+try:
+	while time.time() < end:
+		print(s.recv(64).decode().strip(), flush=True)
+		s.settimeout(3)
+except socket.timeout:
+	pass' >/tmp/burst.txt &
+	rx=$!
+	wait_until 20 test -e /tmp/rx-ready
+	signal rx-ready
+	wait_for A burst-sent 60
+	wait "$rx"
+	log "3: B received: $(tr '\n' ' ' </tmp/burst.txt)"
+	check "3: B gets the burst's newest 8 (13 to 20), in order" \
+		test "$(tr '\n' ' ' </tmp/burst.txt)" = "$(seq -s ' ' 13 20) "
+	signal burst-checked
 	wait_for A "done" $((VM_TIMEOUT - 60))
 	check "ping A" pings 2 -i 0.2 -W 5 10.20.0.1
 fi

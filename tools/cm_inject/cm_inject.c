@@ -211,6 +211,7 @@ struct options {
 	bool seed_set;
 	int wait_ms;
 	int expect;		/* -1: --count */
+	int retry_ms;		/* resend unanswered REQs after; 0: never */
 	bool reject_rep;
 	bool rtu;		/* answer REPs with an RTU */
 	bool peers;		/* REQ k claims QPNs + k: one peer each */
@@ -231,6 +232,7 @@ struct ctx {
 	u32 psn;
 	unsigned int rng;
 	struct data_qp *data;	/* --data: the real QP behind the REQ */
+	bool *answered;		/* [count]: REQ k has had its REJ or REP */
 };
 
 static void put16(u8 *p, u16 v)
@@ -584,6 +586,7 @@ static int open_sniffer(struct ctx *c, const struct options *o)
 		.sll_family = AF_PACKET,
 		.sll_protocol = htons(ETH_P_ALL),
 	};
+	int one = 1, rcvbuf = 8 << 20;
 
 	if (read_port_attr(o, "gid_attrs/ndevs", c->gid_index, c->ndev,
 			   sizeof(c->ndev))) {
@@ -598,7 +601,32 @@ static int open_sniffer(struct ctx *c, const struct options *o)
 		perror("--wait: packet socket");
 		return -1;
 	}
+	/*
+	 * A burst of answers must not overflow the socket while we are still
+	 * sending (the default buffer holds about a hundred small frames):
+	 * skip our own frames, take a large buffer, and count what was lost.
+	 */
+	if (setsockopt(c->sock, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
+		       sizeof(one)) ||
+	    (setsockopt(c->sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+			sizeof(rcvbuf)) &&
+	     setsockopt(c->sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+			sizeof(rcvbuf)))) {
+		perror("--wait: packet socket options");
+		return -1;
+	}
 	return 0;
+}
+
+/* Frames the sniffer's socket dropped since it was opened, or -1 */
+static long sniffer_drops(const struct ctx *c)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(c->sock, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		return -1;
+	return st.tp_drops;
 }
 
 static const char *rej_reason_name(u16 reason)
@@ -782,23 +810,30 @@ static int handle_answer(struct ctx *c, const struct options *o,
 	char g[INET6_ADDRSTRLEN], pd[2 * IPOIB_CM_PDATA_LEN + 1];
 	u16 reason;
 
-	if (rid - o->comm_id >= o->count)
+	unsigned int seq = rid - o->comm_id;
+	bool again;
+
+	if (seq >= o->count)
 		return 0;
+	/* the peer resends a REP it has no RTU for: count it once */
+	again = c->answered[seq] && attr != CM_ATTR_MRA;
 	switch (attr) {
 	case CM_ATTR_REJ:
 		reason = get16(m + REJ_REASON);
 		hex(pd, m + REJ_PRIVATE_DATA, IPOIB_CM_PDATA_LEN);
-		printf("reply type=REJ comm_id=0x%08x remote_comm_id=0x%08x ",
-		       rid, get32(m + CM_LOCAL_COMM_ID));
+		printf("%s type=REJ comm_id=0x%08x remote_comm_id=0x%08x ",
+		       again ? "again" : "reply", rid,
+		       get32(m + CM_LOCAL_COMM_ID));
 		printf("reason=%u reason_name=%s msg_rejected=%u ari_len=%u pdata=%s from=%s\n",
 		       reason, rej_reason_name(reason),
 		       m[REJ_MSG_REJECTED] >> 6, m[REJ_ARI_LEN] >> 1, pd,
 		       gid_str(sgid, g, sizeof(g)));
-		return 1;
+		break;
 	case CM_ATTR_REP:
 		hex(pd, m + REP_PRIVATE_DATA, IPOIB_CM_PDATA_LEN);
-		printf("reply type=REP comm_id=0x%08x remote_comm_id=0x%08x ",
-		       rid, get32(m + CM_LOCAL_COMM_ID));
+		printf("%s type=REP comm_id=0x%08x remote_comm_id=0x%08x ",
+		       again ? "again" : "reply", rid,
+		       get32(m + CM_LOCAL_COMM_ID));
 		printf("qpn=0x%06x pdata=%s from=%s\n",
 		       get24(m + REP_LOCAL_QPN), pd,
 		       gid_str(sgid, g, sizeof(g)));
@@ -806,26 +841,49 @@ static int handle_answer(struct ctx *c, const struct options *o,
 			build_rej_of_rep(umad_get_mad(c->umad), m,
 					 c->tid + o->count + rid - o->comm_id);
 			if (!send_mad(c, o, sgid))
-				printf("sent type=REJ comm_id=0x%08x reason=%u\n",
-				       rid, REJ_CONSUMER);
+				printf("%s type=REJ comm_id=0x%08x reason=%u\n",
+				       again ? "resent" : "sent", rid,
+				       REJ_CONSUMER);
 		} else if (o->rtu) {
 			build_rtu_of_rep(umad_get_mad(c->umad), m,
 					 c->tid + o->count + rid - o->comm_id);
 			if (!send_mad(c, o, sgid)) {
-				printf("sent type=RTU comm_id=0x%08x\n", rid);
-				if (c->data)
-					send_data(c, o, m, sgid,
-						  rid - o->comm_id);
+				printf("%s type=RTU comm_id=0x%08x\n",
+				       again ? "resent" : "sent", rid);
+				if (c->data && !again)
+					send_data(c, o, m, sgid, seq);
 			}
 		}
-		return 1;
+		break;
 	case CM_ATTR_MRA:
 		printf("reply type=MRA comm_id=0x%08x remote_comm_id=0x%08x from=%s\n",
 		       rid, get32(m + CM_LOCAL_COMM_ID),
 		       gid_str(sgid, g, sizeof(g)));
 		return 0;	/* not an answer yet: REP or REJ follows */
+	default:
+		return 0;
 	}
-	return 0;
+	if (again)
+		return 0;
+	c->answered[seq] = true;
+	return 1;
+}
+
+/* --retry: send again the REQs with no answer yet, as a CM would */
+static void resend_unanswered(struct ctx *c, const struct options *o)
+{
+	u8 *mad = umad_get_mad(c->umad);
+	unsigned int i;
+
+	for (i = 0; i < o->count; i++) {
+		if (c->answered[i])
+			continue;
+		build_req(c, o, mad, i);
+		if (!send_mad(c, o, o->dgid))
+			printf("resent type=REQ seq=%u comm_id=0x%08x\n", i,
+			       o->comm_id + i);
+	}
+	fflush(stdout);
 }
 
 static long now_ms(void)
@@ -841,6 +899,7 @@ static int receive(struct ctx *c, const struct options *o)
 {
 	static u8 buf[PKT_BUF_LEN];
 	long deadline = now_ms() + o->wait_ms, left;
+	long retry_at = o->retry_ms ? now_ms() + o->retry_ms : deadline;
 	struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
 	struct sockaddr_ll from;
 	socklen_t flen;
@@ -853,7 +912,13 @@ static int receive(struct ctx *c, const struct options *o)
 		left = deadline - now_ms();
 		if (left <= 0)
 			break;
-		if (poll(&pfd, 1, (int)left) < 0) {
+		if (retry_at - now_ms() <= 0) {
+			resend_unanswered(c, o);
+			retry_at = now_ms() + o->retry_ms;
+		}
+		if (retry_at < deadline)
+			left = retry_at - now_ms();
+		if (poll(&pfd, 1, left > 0 ? (int)left : 0) < 0) {
 			perror("poll");
 			return -1;
 		}
@@ -884,6 +949,7 @@ static void close_all(struct ctx *c)
 		close(c->sock);
 	data_qp_close(c->data);
 	free(c->umad);
+	free(c->answered);
 }
 
 static void show_help(FILE *f)
@@ -912,6 +978,8 @@ static void show_help(FILE *f)
 		"  -w, --wait MS         then watch the netdev for the answers\n"
 		"                        (REJ, REP, MRA) for up to MS ms\n"
 		"  -e, --expect N        stop watching after N answers (count)\n"
+		"  -r, --retry MS        with -w: every MS ms, send again the\n"
+		"                        REQs with no REP or REJ yet\n"
 		"  -j, --reject-rep      answer each REP with a REJ (with -w)\n"
 		"  -t, --rtu             answer each REP with an RTU (with -w):\n"
 		"                        the peer's end goes live\n"
@@ -993,6 +1061,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ "expect", required_argument, NULL, 'e' },
+		{ "retry", required_argument, NULL, 'r' },
 		{ "reject-rep", no_argument, NULL, 'j' },
 		{ "rtu", no_argument, NULL, 't' },
 		{ "data", required_argument, NULL, 'M' },
@@ -1006,7 +1075,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv,
-				  "d:i:g:S:R:l:u:m:n:c:k:P:H:Us:w:e:jtNDM:h",
+				  "d:i:g:S:R:l:u:m:n:c:k:P:H:Us:w:e:r:jtNDM:h",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -1085,6 +1154,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			o->expect = (int)v;
 			break;
+		case 'r':
+			if (parse_u32(optarg, 600000, &v) || !v)
+				goto bad;
+			o->retry_ms = (int)v;
+			break;
 		case 'j':
 			o->reject_rep = true;
 			break;
@@ -1128,8 +1202,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "bad SID %s\n", argv[optind + 2]);
 		return -1;
 	}
-	if ((o->reject_rep || o->rtu) && !o->wait_ms) {
-		fprintf(stderr, "--reject-rep and --rtu need --wait\n");
+	if ((o->reject_rep || o->rtu || o->retry_ms) && !o->wait_ms) {
+		fprintf(stderr, "--reject-rep, --rtu, --retry and --linger need --wait\n");
 		return -1;
 	}
 	if (o->data && (!o->rtu || o->count != 1 || o->dry_run ||
@@ -1198,6 +1272,11 @@ int main(int argc, char **argv)
 		goto out;
 	if (!o.dry_run && o.wait_ms && open_sniffer(&c, &o))
 		goto out;
+	c.answered = calloc(o.count, sizeof(*c.answered));
+	if (!c.answered) {
+		perror("calloc");
+		goto out;
+	}
 	printf("local dev=%s port=%d gid_index=%d gid=%s node_guid=0x%016llx\n",
 	       o.dev_name, o.port, c.gid_index,
 	       gid_str(c.sgid, g1, sizeof(g1)), c.node_guid);
@@ -1232,7 +1311,8 @@ int main(int argc, char **argv)
 		r = receive(&c, &o);
 		if (r < 0)
 			goto out;
-		printf("received count=%d\n", r);
+		printf("received count=%d sniffer_drops=%ld\n", r,
+		       sniffer_drops(&c));
 	}
 	ret = errors ? 1 : 0;
 out:

@@ -131,7 +131,7 @@ inject_a() {
 			return 1
 		}
 		echo "$out" | tee -a /tmp/inject.log
-		echo "$out" | grep -q "^received count=$3\$" &&
+		echo "$out" | grep -q "^received count=$3 " &&
 			! echo "$out" | grep '^reply ' |
 			grep -v "type=REJ .* reason=$6 "
 	}
