@@ -73,11 +73,14 @@ snapshot() {
 
 # deltas: "name delta" for every counter since the snapshot, and drops:
 # rx_dropped less rx_own_mcast (our own multicast looping back, which the
-# stack's background traffic causes at any time)
+# stack's background traffic causes at any time); a copy left in
+# /tmp/deltas.ROLE
 deltas() {
-	counters | awk 'NR == FNR { base[$1] = $2; next }
-		{ d[$1] = $2 - base[$1]; print $1, d[$1] }
-		END { print "drops", d["rx_dropped"] - d["rx_own_mcast"] }' \
+	counters | awk -v out="/tmp/deltas.$ROLE" '
+		NR == FNR { base[$1] = $2; next }
+		{ d[$1] = $2 - base[$1]; print $1, d[$1]; print $1, d[$1] >out }
+		END { x = d["rx_dropped"] - d["rx_own_mcast"]
+		      print "drops", x; print "drops", x >out }' \
 		"/tmp/snap.$ROLE" -
 }
 
@@ -144,7 +147,9 @@ if [ "$ROLE" = A ]; then
 		local name=$1
 		shift
 		wait_for B "ready.$name" 120 || return 1
-		snapshot
+		# A's own counters: only these two cases look at them (a
+		# snapshot costs half a second under TCG)
+		case $name in reserved | oversized) snapshot ;; esac
 		if [ "$1" = --refence ]; then
 			shift
 			check "$name: ipoib_inject $*" inj "$name" "$@"
@@ -195,7 +200,8 @@ case_check() {
 	signal "ready.$name"
 	wait_for A "sent.$name" 120 || return 1
 	check "$name: $*" wait_deltas 20 "$@"
-	log "$name: $(deltas | awk '$2 != 0 { printf "%s=%s ", $1, $2 }')"
+	# (what the last look of wait_deltas found, as it left it)
+	log "$name: $(awk '$2 != 0 { printf "%s=%s ", $1, $2 }' "/tmp/deltas.$ROLE")"
 }
 
 # What rxe does with a UD message longer than the receive buffer differs:

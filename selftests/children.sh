@@ -16,7 +16,7 @@
 #   child in a user-namespace container may be changed from inside, its
 #   parent may not; the parent itself moves and comes back;
 # - the RDMA device deleted with children of every kind, and re-added;
-# - 40 children created and deleted while ping runs on the parent and
+# - 24 children created and deleted while ping runs on the parent and
 #   ethtool and debugfs are read: verbs objects and module references back
 #   to where they were, no loss on the parent;
 # - module parameters out of range: brought in range, with a log line.
@@ -267,7 +267,7 @@ ip link set "$ifc" up
 ip addr add "10.30.0.$idx/24" dev "$ifc" 2>/dev/null
 check "carrier again at home" wait_until 15 has_carrier "$ifc"
 
-# --- 40 children while the parent carries traffic -------------------------
+# --- 24 children while the parent carries traffic -------------------------
 res() {	# verbs objects of rxe0
 	rdma resource show | sed -n 's/^[0-9]*: rxe0: //p'
 }
@@ -296,7 +296,7 @@ ppid=$!
 rpid=$!
 churn() {
 	local i p
-	for i in $(seq 1 40); do
+	for i in $(seq 1 24); do
 		if [ $((i % 2)) = 0 ]; then
 			ip link add link "$ifc" name "k$i" type ipoib || return 1
 			ip link set "k$i" up || return 1
@@ -313,7 +313,7 @@ churn() {
 	done
 }
 t0=$(date +%s)
-check "40 children created and deleted (half sysfs, half rtnl)" churn
+check "24 children created and deleted (half sysfs, half rtnl)" churn
 log "churn took $(($(date +%s) - t0)) s"
 kill -INT "$ppid"
 wait "$ppid"

@@ -91,15 +91,8 @@ barrier mcast-big
 
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier iperf-listening
-if [ "$ROLE" = A ]; then
-	check "iperf3 TCP to B in connected mode" \
-		iperf3 -c 10.20.0.2 -t 3 -f m
-	signal a-done
-else
-	wait_for A a-done 120
-	check "iperf3 TCP to A in connected mode" \
-		iperf3 -c 10.20.0.1 -t 3 -f m
-fi
+[ "$ROLE" = A ] && check "iperf3 TCP both ways at once in connected mode" \
+	iperf3 -c 10.20.0.2 -t 3 -f m --bidir
 barrier iperf-done
 
 # The switch under traffic: A goes datagram and back while sending to B.

@@ -78,7 +78,7 @@ if [ "$ROLE" = A ]; then
 	wait_until 10 grep -q 'listening on' /tmp/ib.err
 	wait_until 10 grep -q 'listening on' /tmp/eth0.err
 	pings --need 0 5 -i 0.2 "10.20.0.$peer" >/dev/null	# for tcpdump
-	check "iperf3 TCP to B" iperf3 -c "10.20.0.$peer" -t 3
+	check "iperf3 TCP to B" iperf3 -c "10.20.0.$peer" -t 2
 	wait
 	check "tcpdump on $ifc shows the ICMP traffic" \
 		test "$(grep -c ICMP /tmp/ib.pcap.txt)" -ge 5
@@ -98,7 +98,7 @@ else
 	# by GSO comes in bursts (xmit_more)
 	echo 1 >/sys/module/ib_ipoib/parameters/tx_batch
 	errs=$(stat_of tx_errors)
-	check "iperf3 TCP to A, tx_batch=1" iperf3 -c "10.20.0.$peer" -t 3
+	check "iperf3 TCP to A, tx_batch=1" iperf3 -c "10.20.0.$peer" -t 2
 	log "tx_batched $(stat_of tx_batched) of tx_packets $(stat_of tx_packets)"
 	check "... sends went with another's doorbell (tx_batched)" \
 		test "$(stat_of tx_batched)" -gt 0
