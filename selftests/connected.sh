@@ -89,13 +89,27 @@ if [ "$ROLE" = A ]; then
 fi
 barrier mcast-big
 
-iperf3 -s -D -1 >/dev/null 2>&1
+no_iperf3() { ! pgrep -x iperf3 >/dev/null; }
+# both_ways JSON: iperf3 --bidir's report: each direction received data
+both_ways() {
+	python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["end"]
+a, b = e["sum_received"]["bytes"], e["sum_received_bidir_reverse"]["bytes"]
+print("received A->B", a, "B->A", b, "octets")
+sys.exit(not (a > 0 and b > 0))' "$1"
+}
+[ "$ROLE" = B ] && iperf3 -s -D -1 >/dev/null 2>&1
 barrier iperf-listening
-[ "$ROLE" = A ] && check "iperf3 TCP both ways at once in connected mode" \
-	iperf3 -c 10.20.0.2 -t 3 -f m --bidir
+if [ "$ROLE" = A ]; then
+	check "iperf3 TCP both ways at once in connected mode" \
+		sh -c "iperf3 -c 10.20.0.2 -t 3 --bidir -J >/tmp/bidir.json"
+	check "... and each way received data" both_ways /tmp/bidir.json
+fi
 barrier iperf-done
 
 # The switch under traffic: A goes datagram and back while sending to B.
+# (B's server of the step before may not have exited yet)
+[ "$ROLE" = B ] && wait_until 5 no_iperf3
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier switch-listening
 if [ "$ROLE" = A ]; then
@@ -250,7 +264,6 @@ check "UC: a UC QP of ours in rdma resource" \
 # B's server of the unload step may still wait for the client it lost
 # with its interface: a fresh one, or A would find it busy
 pkill -x iperf3 || true
-no_iperf3() { ! pgrep -x iperf3 >/dev/null; }
 wait_until 5 no_iperf3
 iperf3 -s -D -1 >/dev/null 2>&1
 barrier uc-listening

@@ -315,8 +315,9 @@ tx_bytes_over() {	# tx_bytes_over N
 under_load() {
 	local name=$1 actor=$2 what=$3 tx0
 	shift 3
-	# (the last scenario's end restored it, checked)
-	IFC=$(ipoib_if rxe0)
+	# (the last scenario's end restored it, checked, unless it failed)
+	IFC=$(ipoib_if rxe0) || { check "restore the interface" restore &&
+		IFC=$(ipoib_if rxe0); }
 	[ "$ROLE" = B ] && iperf3 -s -D -1 >/dev/null 2>&1
 	barrier "$name-ready" 120
 	if [ "$ROLE" = A ]; then

@@ -95,7 +95,7 @@ if [ "$ROLE" = A ]; then
 	check "3: carrier" wait_until 20 carrier
 	ip neigh replace 10.20.0.2 lladdr "$(cat "$SHARED/B.lladdr")" \
 		nud permanent dev "$ifc"
-	echo 1000 >"$param/test_path_delay_ms"
+	echo $((1000 * VM_SLOW)) >"$param/test_path_delay_ms"
 	signal burst-next
 	wait_for B rx-ready 60
 	d0=$(stat_of tx_no_path)

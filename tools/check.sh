@@ -18,6 +18,7 @@ set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
+exec 3>&1	# the KTAP output, for what a step's redirection must not take
 KVERS=${KVERS:-"6.12.117+deb12-amd64 6.1.0-56-amd64"}
 # (the VM stages run on two lines, one kernel each: see plan_stages)
 read -r k1 k2 k3 <<<"$KVERS"
@@ -180,14 +181,15 @@ stop_vms() {
 		kill -TERM -- "-$p" 2>/dev/null
 	done
 	wait
-	echo "# make check: interrupted"
+	echo "# make check: interrupted" >&3
 	exit 130
 }
 
 # The test bed's own test runs in the background beside the steps that
-# build nothing (checkpatch, shellcheck, the unit tests and fuzzing: one
-# core each, mostly, while its guests wait on timeouts), after the builds
-# it boots and before sparse, which builds in their directories again.
+# build nothing and take one core (shellcheck, the unit tests and
+# fuzzing; its guests wait on timeouts much of the time): after the
+# builds it boots and checkpatch (all cores), before sparse, which
+# builds in their directories again.
 testbed_start() {
 	[ -z "$counting" ] && [ -z "${SKIP_HARNESS_SELFTEST:-}" ] || return 0
 	tb_t0=$(date +%s)
@@ -202,7 +204,8 @@ testbed_wait() {
 	rc=$?
 	unset 'pid[testbed]'
 	cat "$CHECK_LOGS/testbed.out"
-	echo "# the test bed's test took $(($(date +%s) - tb_t0)) s"
+	# (step times only the wait: the whole run, on make check's output)
+	echo "# testbed: ran $(($(date +%s) - tb_t0)) s, beside the lint" >&3
 	return "$rc"
 }
 
@@ -211,8 +214,8 @@ all_steps() {
 		step "build W=1 $k" build_clean "$k"
 		step "build W=1 $k, test build (TEST_HOOKS=1)" build_clean "$k" TEST_HOOKS=1
 	done
-	testbed_start
 	step "lint: checkpatch --strict" tools/lint.sh checkpatch
+	testbed_start
 	step "lint: shellcheck" tools/lint.sh shellcheck
 	tap "unit" make -s -C selftests/unit run
 	step "fuzz: wire parsers" make -s -C selftests/unit fuzz-run

@@ -83,6 +83,10 @@
 #define MAD_OFF_ATTR		16
 #define CM_ATTR_REQ		0x0010
 #define CM_ATTR_MRA		0x0011
+/* what a REQ of ours has had from the peer (struct ctx answered) */
+#define ANSWERED_REP		0x01
+#define ANSWERED_REJ		0x02
+#define ANSWERED_MRA		0x04
 #define CM_ATTR_REJ		0x0012
 #define CM_ATTR_REP		0x0013
 #define CM_ATTR_RTU		0x0014
@@ -232,7 +236,7 @@ struct ctx {
 	u32 psn;
 	unsigned int rng;
 	struct data_qp *data;	/* --data: the real QP behind the REQ */
-	bool *answered;		/* [count]: REQ k has had its REJ or REP */
+	u8 *answered;		/* [count]: ANSWERED_* bits of REQ k */
 };
 
 static void put16(u8 *p, u16 v)
@@ -811,12 +815,20 @@ static int handle_answer(struct ctx *c, const struct options *o,
 	u16 reason;
 
 	unsigned int seq = rid - o->comm_id;
+	u8 bit, before;
 	bool again;
 
 	if (seq >= o->count)
 		return 0;
-	/* the peer resends a REP it has no RTU for: count it once */
-	again = c->answered[seq] && attr != CM_ATTR_MRA;
+	bit = attr == CM_ATTR_REJ ? ANSWERED_REJ :
+	      attr == CM_ATTR_REP ? ANSWERED_REP :
+	      attr == CM_ATTR_MRA ? ANSWERED_MRA : 0;
+	if (!bit)
+		return 0;
+	before = c->answered[seq];
+	c->answered[seq] |= bit;
+	/* the peer resends a REP it has no RTU for: one answer */
+	again = before & bit;
 	switch (attr) {
 	case CM_ATTR_REJ:
 		reason = get16(m + REJ_REASON);
@@ -860,16 +872,15 @@ static int handle_answer(struct ctx *c, const struct options *o,
 		       rid, get32(m + CM_LOCAL_COMM_ID),
 		       gid_str(sgid, g, sizeof(g)));
 		return 0;	/* not an answer yet: REP or REJ follows */
-	default:
-		return 0;
 	}
-	if (again)
-		return 0;
-	c->answered[seq] = true;
-	return 1;
+	/* a REQ's answer is its first REP or REJ (a REJ may follow a REP) */
+	return !(before & (ANSWERED_REP | ANSWERED_REJ));
 }
 
-/* --retry: send again the REQs with no answer yet, as a CM would */
+/*
+ * --retry: send again the REQs the peer said nothing to yet (not even an
+ * MRA), as a CM would; the garbage variant draws new bytes for them
+ */
 static void resend_unanswered(struct ctx *c, const struct options *o)
 {
 	u8 *mad = umad_get_mad(c->umad);
@@ -912,7 +923,7 @@ static int receive(struct ctx *c, const struct options *o)
 		left = deadline - now_ms();
 		if (left <= 0)
 			break;
-		if (retry_at - now_ms() <= 0) {
+		if (o->retry_ms && retry_at - now_ms() <= 0) {
 			resend_unanswered(c, o);
 			retry_at = now_ms() + o->retry_ms;
 		}
@@ -1203,7 +1214,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return -1;
 	}
 	if ((o->reject_rep || o->rtu || o->retry_ms) && !o->wait_ms) {
-		fprintf(stderr, "--reject-rep, --rtu, --retry and --linger need --wait\n");
+		fprintf(stderr, "--reject-rep, --rtu and --retry need --wait\n");
 		return -1;
 	}
 	if (o->data && (!o->rtu || o->count != 1 || o->dry_run ||
