@@ -36,9 +36,6 @@ ip addr add "10.30.0.$idx/24" dev "$ifc"
 carrier() {
 	cat "/sys/class/net/$1/carrier" 2>/dev/null
 }
-has_carrier() {
-	[ "$(carrier "$1")" = 1 ]
-}
 
 # fails_saying TEXT CMD...: CMD fails and its output has TEXT
 fails_saying() {

@@ -24,9 +24,6 @@ peer=$([ "$ROLE" = A ] && echo 2 || echo 1)
 sys=/sys/class/net/$ifc
 dbg=/sys/kernel/debug/ipoib
 
-carrier() {
-	grep -qx 1 "$sys/carrier"
-}
 live() {
 	grep -q ' live ' "$dbg/${ifc}_cm"
 }
@@ -38,7 +35,7 @@ churn() {	# churn NAME ROUNDS
 	local name=$1 rounds=$2 before pinger i n done=0 t
 	echo connected >"$sys/mode"
 	ip addr replace "10.20.0.$idx/24" dev "$ifc"
-	check "$name: carrier" wait_until 15 carrier
+	check "$name: carrier" wait_until 15 has_carrier "$ifc"
 	before=$(verbs)
 	log "$name: verbs objects before: $before"
 	barrier "$name-ready"
@@ -50,7 +47,7 @@ churn() {	# churn NAME ROUNDS
 		for i in $(seq "$rounds"); do
 			ip link set "$ifc" down
 			ip link set "$ifc" up
-			wait_until 20 carrier || break
+			wait_until 20 has_carrier "$ifc" || break
 			wait_until 10 live || break
 			ip neigh flush dev "$ifc"
 			echo datagram >"$sys/mode"
@@ -82,7 +79,7 @@ churn() {	# churn NAME ROUNDS
 	barrier "$name-stopped"
 	ip link set "$ifc" down
 	ip link set "$ifc" up
-	check "$name: carrier after a last down/up" wait_until 20 carrier
+	check "$name: carrier after a last down/up" wait_until 20 has_carrier "$ifc"
 	sed 's/^/#   /' "$dbg/${ifc}_cm"
 	check "$name: it closed every connection and destroyed its QP: none in debugfs, verbs objects as before" \
 		wait_until 10 drained "$before"

@@ -29,11 +29,10 @@ gid0=/sys/class/infiniband/rxe0/ports/1/gids/0
 ip addr add "10.20.0.$idx/24" dev "$ifc"
 barrier configured
 
-gid_of_mac() {	# GID 0 of MAC $1 (EUI-64), as sysfs prints it
-	local o
-	IFS=: read -ra o <<<"$1"
-	printf 'fe80:0000:0000:0000:%02x%s:%sff:fe%s:%s%s\n' \
-		$((16#${o[0]} ^ 2)) "${o[1]}" "${o[2]}" "${o[3]}" "${o[4]}" "${o[5]}"
+gid_of_mac() {	# GID 0 of MAC $1, as sysfs prints it
+	local h
+	h=$(eui64_of_mac "$1")
+	echo "fe80:0000:0000:0000:${h:0:4}:${h:4:4}:${h:8:4}:${h:12:4}"
 }
 gid0_is() {
 	[ "$(cat "$gid0" 2>/dev/null)" = "$1" ]

@@ -69,6 +69,21 @@ ipoib_if() {
 	return 1
 }
 
+# eui64_of_mac MAC: the interface ID that MAC gives GID 0 (and so our
+# address), as 16 hex digits: the universal/local bit flipped, ff:fe inside
+eui64_of_mac() {
+	local oct
+	IFS=: read -ra oct <<<"$1"
+	printf '%02x%s%sfffe%s%s%s\n' $((16#${oct[0]} ^ 2)) "${oct[1]}" \
+		"${oct[2]}" "${oct[3]}" "${oct[4]}" "${oct[5]}"
+}
+
+# has_carrier IFC: it has carrier now (read by the shell: it is polled)
+has_carrier() {
+	local v
+	read -r v <"/sys/class/net/$1/carrier" 2>/dev/null && [ "$v" = 1 ]
+}
+
 # listening [--ns NS] PORT: a TCP socket listens on PORT (the server of
 # iperf3 -D listens only once it has forked away)
 listening() {
@@ -165,7 +180,7 @@ flap_ms() {
 	echo "$t_up" >/tmp/flap.up
 	ip link set eth0 up
 	# (IFC's carrier read first, by the shell: the rest runs awk)
-	wait_until 10 eval "flap_carrier $1 && flap_reply_after $t_up &&
+	wait_until 10 eval "has_carrier $1 && flap_reply_after $t_up &&
 		[ -n \"\$(mon_ms usable $t_up $1)\" ] &&
 		[ -n \"\$(mon_ms carrier $t_up $1)\" ]" || true
 	[ -z "$own" ] || flap_release
@@ -190,10 +205,6 @@ flap_release() {
 	kill "$FLAP_PING" "$MON_PID" 2>/dev/null
 	wait "$FLAP_PING" "$MON_PID" 2>/dev/null || true
 	FLAP_PING=
-}
-flap_carrier() {	# flap_carrier IFC: it has carrier now
-	local v
-	read -r v <"/sys/class/net/$1/carrier" 2>/dev/null && [ "$v" = 1 ]
 }
 
 # flap_check IFC IP [S] [N] [OUTAGE] [INTERVAL]: the underlay flapped N

@@ -152,9 +152,6 @@ ll_of() {	# eth0's link-local address, with its prefix length
 dadfailed() {
 	ip -6 addr show dev eth0 dadfailed | grep -q inet6
 }
-ifc_carrier() {
-	grep -qx 1 "/sys/class/net/$IFC/carrier"
-}
 klog_count() {	# klog_count REGEX: kernel log lines that match
 	dmesg | grep -c "$1" || true
 }
@@ -177,7 +174,7 @@ if [ "$ROLE" = A ]; then
 	wait_for B dup-gone 60
 	ip link set eth0 down
 	ip link set eth0 up
-	check "... gone, and eth0 down and up: carrier" wait_until 15 ifc_carrier
+	check "... gone, and eth0 down and up: carrier" wait_until 15 has_carrier "$IFC"
 	check "... and B answers" pings 3 -W 2 10.20.0.2
 	none=" $IFC: carrier on without GID 0 (${ll%/*}) to be an address of eth0"
 	nones=$(klog_count "$none")
@@ -186,7 +183,7 @@ if [ "$ROLE" = A ]; then
 	ip link set "$IFC" down
 	ip link set "$IFC" up
 	check "no underlay address for GID 0: carrier after a grace" \
-		wait_until 15 ifc_carrier
+		wait_until 15 has_carrier "$IFC"
 	check "... of 3 s" sh -c "dmesg | tail -n +$((lines + 1)) |
 		sed -n 's/.* $IFC: carrier on (MTU [0-9]*), \([0-9]*\) ms after.*/\1/p' |
 		awk '{ n++; ms = \$1 } END { exit !(n == 1 && ms >= 3000) }'"
@@ -255,11 +252,10 @@ barrier underlay-addr-done
 # rxe's GID 0 is the link-local GID of the NIC's MAC; B's interface must
 # put the new one in its hardware address and announce it (the port no
 # longer accepts the old GID), as it does for a new QPN.
-gid_of_mac() {	# the last 8 octets of our address for MAC $1 (EUI-64)
-	local o
-	IFS=: read -ra o <<<"$1"
-	printf '%02x:%s:%s:ff:fe:%s:%s:%s\n' $((16#${o[0]} ^ 2)) "${o[1]}" \
-		"${o[2]}" "${o[3]}" "${o[4]}" "${o[5]}"
+gid_of_mac() {	# the last 8 octets of our address for MAC $1
+	local h
+	h=$(eui64_of_mac "$1")
+	echo "${h:0:2}:${h:2:2}:${h:4:2}:${h:6:2}:${h:8:2}:${h:10:2}:${h:12:2}:${h:14:2}"
 }
 addr_ends() {	# addr_ends SUFFIX
 	grep -q "$1\$" "/sys/class/net/$IFC/address"

@@ -40,11 +40,8 @@ barrier configured
 check "ping $peer" pings 2 -i 0.2 -W 5 "10.20.0.$peer"
 barrier pinged
 
-carrier() {
-	grep -qx 1 "$sys/carrier"
-}
 restarted() {	# restarted N: N restarts done and carrier back
-	[ "$(stat_of restarts)" -ge "$1" ] && carrier
+	[ "$(stat_of restarts)" -ge "$1" ] && has_carrier "$ifc"
 }
 
 rounds=15
@@ -78,10 +75,10 @@ if [ "$ROLE" = A ]; then
 		echo datagram >"$sys/mode"
 		ip link set "$ifc" down
 		ip link set "$ifc" up
-		wait_until 20 carrier || break
+		wait_until 20 has_carrier "$ifc" || break
 	done
 	check "2: neighbour flushes, mode switches and down/up under traffic" \
-		carrier
+		has_carrier "$ifc"
 	t=$EPOCHREALTIME
 	check "... and the pings are answered again after them" \
 		wait_until 10 reply_after /tmp/ping.log "$t"
@@ -92,7 +89,7 @@ if [ "$ROLE" = A ]; then
 	# 3: a fresh path (down flushes them), held while the burst comes
 	ip link set "$ifc" down
 	ip link set "$ifc" up
-	check "3: carrier" wait_until 20 carrier
+	check "3: carrier" wait_until 20 has_carrier "$ifc"
 	ip neigh replace 10.20.0.2 lladdr "$(cat "$SHARED/B.lladdr")" \
 		nud permanent dev "$ifc"
 	echo $((1000 * VM_SLOW)) >"$param/test_path_delay_ms"
@@ -110,7 +107,7 @@ if [ "$ROLE" = A ]; then
 	ip neigh del 10.20.0.2 dev "$ifc"
 	ip link set "$ifc" down
 	ip link set "$ifc" up
-	check "carrier after a last down/up" wait_until 20 carrier
+	check "carrier after a last down/up" wait_until 20 has_carrier "$ifc"
 	check "ping B" wait_until 10 pings 1 -W 1 -q 10.20.0.2
 	after=$(verbs)
 	log "verbs objects after: $after"

@@ -83,13 +83,13 @@
 #define MAD_OFF_ATTR		16
 #define CM_ATTR_REQ		0x0010
 #define CM_ATTR_MRA		0x0011
+#define CM_ATTR_REJ		0x0012
+#define CM_ATTR_REP		0x0013
+#define CM_ATTR_RTU		0x0014
 /* what a REQ of ours has had from the peer (struct ctx answered) */
 #define ANSWERED_REP		0x01
 #define ANSWERED_REJ		0x02
 #define ANSWERED_MRA		0x04
-#define CM_ATTR_REJ		0x0012
-#define CM_ATTR_REP		0x0013
-#define CM_ATTR_RTU		0x0014
 #define QP1_QKEY		0x80010000u
 #define GSI_QPN			1
 
